@@ -1,0 +1,298 @@
+#include "format/codec.hpp"
+
+#include <bit>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace mstep {
+namespace {
+
+// Field-presence mask of one event: a field is written only when it differs from the previous
+// event's (or, for byte counts and requests, when it is not zero). Repetitive traffic then costs
+// little more than its two time deltas, before zstd sees it.
+enum FieldBit : std::uint8_t {
+  kPeerChanged = 1u << 0,
+  kTagChanged = 1u << 1,
+  kCommChanged = 1u << 2,
+  kCallsiteChanged = 1u << 3,
+  kHasSendBytes = 1u << 4,
+  kHasRecvBytes = 1u << 5,
+  kHasRequest = 1u << 6,
+  kSameTimes = 1u << 7,
+};
+
+// Columns: [op, flags, mask] per event; the time deltas; the other fields. Grouping alike bytes
+// lets zstd find the repetition of a steady exchange.
+struct Columns {
+  std::vector<std::uint8_t> head, times, fields;
+};
+
+}  // namespace
+
+void encode_file_header(const FileHeader& h, std::vector<std::uint8_t>& out) {
+  ByteWriter w(out);
+  w.bytes({reinterpret_cast<const std::uint8_t*>(kFileMagic), sizeof kFileMagic});
+  w.fixed(h.version, 2);
+  constexpr std::uint16_t kBodySize = 4 + 4 + 4 + 1 + 8;
+  w.fixed(kBodySize, 2);
+  w.fixed(static_cast<std::uint32_t>(h.rank), 4);
+  w.fixed(static_cast<std::uint32_t>(h.world_size), 4);
+  w.fixed(h.pid, 4);
+  w.u8(h.clock_kind);
+  w.fixed(std::bit_cast<std::uint64_t>(h.ticks_per_second), 8);
+}
+
+FileHeader decode_file_header(ByteReader& in) {
+  if (in.remaining() < sizeof kFileMagic + 4) throw TraceError("too short to be an mstep trace");
+  auto magic = in.bytes(sizeof kFileMagic);
+  if (std::memcmp(magic.data(), kFileMagic, sizeof kFileMagic) != 0)
+    throw TraceError("not an mstep trace (bad magic)");
+  FileHeader h;
+  h.version = static_cast<std::uint16_t>(in.fixed(2));
+  if (h.version != kTraceVersion)
+    throw TraceError(fmt::format("trace format version {}, this mstep reads version {}", h.version,
+                                 kTraceVersion));
+  const auto body = static_cast<std::size_t>(in.fixed(2));
+  if (body < 21 || body > in.remaining()) throw TraceError("file header truncated");
+  const auto start = in.pos();
+  h.rank = static_cast<std::int32_t>(in.fixed(4));
+  h.world_size = static_cast<std::int32_t>(in.fixed(4));
+  h.pid = static_cast<std::uint32_t>(in.fixed(4));
+  h.clock_kind = in.u8();
+  h.ticks_per_second = std::bit_cast<double>(in.fixed(8));
+  in.bytes(body - (in.pos() - start));  // fields a later minor revision may add
+  if (h.world_size <= 0 || h.rank < 0 || h.rank >= h.world_size)
+    throw TraceError(fmt::format("file header has rank {} of {}", h.rank, h.world_size));
+  return h;
+}
+
+void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out) {
+  Columns c;
+  c.head.reserve(events.size() * 3);
+  c.times.reserve(events.size() * 4);
+  c.fields.reserve(events.size() * 2);
+  ByteWriter times(c.times), fields(c.fields);
+  Event prev;  // delta state starts from zero in every frame
+  prev.peer = kNoPeer;
+  prev.tag = kNoTag;
+  std::uint32_t prev_request = 0;
+  for (const Event& e : events) {
+    std::uint8_t mask = 0;
+    if (e.peer != prev.peer) mask |= kPeerChanged;
+    if (e.tag != prev.tag) mask |= kTagChanged;
+    if (e.comm != prev.comm) mask |= kCommChanged;
+    if (e.callsite != prev.callsite) mask |= kCallsiteChanged;
+    if (e.send_bytes) mask |= kHasSendBytes;
+    if (e.recv_bytes) mask |= kHasRecvBytes;
+    if (e.request) mask |= kHasRequest;
+    if (e.t_enter == prev.t_enter && e.t_exit == prev.t_exit) mask |= kSameTimes;
+    c.head.push_back(static_cast<std::uint8_t>(e.op));
+    c.head.push_back(e.flags);
+    c.head.push_back(mask);
+    if (!(mask & kSameTimes)) {
+      times.zigzag(static_cast<std::int64_t>(e.t_enter - prev.t_exit));
+      times.zigzag(static_cast<std::int64_t>(e.t_exit - e.t_enter));
+    }
+    if (mask & kPeerChanged) fields.zigzag(std::int64_t{e.peer} - prev.peer);
+    if (mask & kTagChanged) fields.zigzag(std::int64_t{e.tag} - prev.tag);
+    if (mask & kCommChanged) fields.varint(e.comm);
+    if (mask & kCallsiteChanged) fields.zigzag(std::int64_t{e.callsite} - prev.callsite);
+    if (mask & kHasSendBytes) fields.varint(e.send_bytes);
+    if (mask & kHasRecvBytes) fields.varint(e.recv_bytes);
+    if (mask & kHasRequest) {
+      fields.zigzag(std::int64_t{e.request} - prev_request);
+      prev_request = e.request;
+    }
+    prev = e;
+  }
+  ByteWriter w(out);
+  w.varint(events.size());
+  w.varint(c.head.size());
+  w.varint(c.times.size());
+  w.varint(c.fields.size());
+  w.bytes(c.head);
+  w.bytes(c.times);
+  w.bytes(c.fields);
+}
+
+void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out) {
+  ByteReader r(payload);
+  const auto n = r.count(3);
+  const auto head_size = r.varint(), times_size = r.varint(), fields_size = r.varint();
+  if (head_size != n * 3 || head_size > r.remaining() || times_size > r.remaining() - head_size ||
+      fields_size != r.remaining() - head_size - times_size)
+    throw TraceError("event frame column sizes do not add up");
+  ByteReader head(r.bytes(head_size));
+  ByteReader times(r.bytes(times_size));
+  ByteReader fields(r.bytes(fields_size));
+  Event prev;
+  prev.peer = kNoPeer;
+  prev.tag = kNoTag;
+  std::uint32_t prev_request = 0;
+  out.reserve(out.size() + n);
+  for (std::size_t i = 0; i < n; ++i) {
+    Event e;
+    const std::uint8_t op = head.u8();
+    if (!op_valid(op)) throw TraceError(fmt::format("event {} has unknown operation code {}", i, op));
+    e.op = static_cast<Op>(op);
+    e.flags = head.u8();
+    const std::uint8_t mask = head.u8();
+    if (mask & kSameTimes) {
+      e.t_enter = prev.t_enter;
+      e.t_exit = prev.t_exit;
+    } else {
+      e.t_enter = prev.t_exit + static_cast<std::uint64_t>(times.zigzag());
+      e.t_exit = e.t_enter + static_cast<std::uint64_t>(times.zigzag());
+    }
+    e.peer = (mask & kPeerChanged) ? static_cast<std::int32_t>(prev.peer + fields.zigzag()) : prev.peer;
+    e.tag = (mask & kTagChanged) ? static_cast<std::int32_t>(prev.tag + fields.zigzag()) : prev.tag;
+    e.comm = (mask & kCommChanged) ? static_cast<std::uint16_t>(fields.varint()) : prev.comm;
+    e.callsite = (mask & kCallsiteChanged)
+                     ? static_cast<std::uint32_t>(prev.callsite + fields.zigzag())
+                     : prev.callsite;
+    if (mask & kHasSendBytes) e.send_bytes = fields.varint();
+    if (mask & kHasRecvBytes) e.recv_bytes = fields.varint();
+    if (mask & kHasRequest) {
+      e.request = static_cast<std::uint32_t>(prev_request + fields.zigzag());
+      prev_request = e.request;
+    }
+    out.push_back(e);
+    prev = e;
+  }
+  if (!times.done() || !fields.done()) throw TraceError("event frame has bytes left over");
+}
+
+void encode_steps(std::span<const StepRecord> steps, std::vector<std::uint8_t>& out) {
+  ByteWriter w(out);
+  w.varint(steps.size());
+  for (const StepRecord& s : steps) {
+    w.varint(s.index);
+    w.varint(s.begin);
+    w.varint(s.end - s.begin);
+    w.varint(s.compute);
+    w.varint(s.mpi);
+    w.varint(s.bytes_in);
+    w.varint(s.bytes_out);
+    w.varint(s.msgs_in);
+    w.varint(s.msgs_out);
+    w.varint(s.partners.size());
+    std::int64_t prev = 0;
+    for (auto p : s.partners) {
+      w.zigzag(p - prev);
+      prev = p;
+    }
+  }
+}
+
+void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>& out) {
+  ByteReader r(payload);
+  const auto n = r.count(10);
+  for (std::size_t i = 0; i < n; ++i) {
+    StepRecord s;
+    s.index = static_cast<std::uint32_t>(r.varint());
+    s.begin = r.varint();
+    s.end = s.begin + r.varint();
+    s.compute = r.varint();
+    s.mpi = r.varint();
+    s.bytes_in = r.varint();
+    s.bytes_out = r.varint();
+    s.msgs_in = static_cast<std::uint32_t>(r.varint());
+    s.msgs_out = static_cast<std::uint32_t>(r.varint());
+    const auto np = r.count(1);
+    s.partners.reserve(np);
+    std::int64_t prev = 0;
+    for (std::size_t k = 0; k < np; ++k) {
+      prev += r.zigzag();
+      s.partners.push_back(static_cast<std::int32_t>(prev));
+    }
+    out.push_back(std::move(s));
+  }
+  if (!r.done()) throw TraceError("step frame has bytes left over");
+}
+
+void encode_comms(std::span<const CommDef> comms, std::vector<std::uint8_t>& out) {
+  ByteWriter w(out);
+  w.varint(comms.size());
+  for (const CommDef& c : comms) {
+    w.varint(c.id);
+    w.u8(c.inter ? 1 : 0);
+    w.varint(c.world_ranks.size());
+    for (auto r : c.world_ranks) w.zigzag(r);
+  }
+}
+
+void decode_comms(std::span<const std::uint8_t> payload, std::vector<CommDef>& out) {
+  ByteReader r(payload);
+  const auto n = r.count(3);
+  for (std::size_t i = 0; i < n; ++i) {
+    CommDef c;
+    c.id = static_cast<std::uint16_t>(r.varint());
+    c.inter = r.u8() != 0;
+    const auto size = r.count(1);
+    c.world_ranks.reserve(size);
+    for (std::size_t k = 0; k < size; ++k) c.world_ranks.push_back(static_cast<std::int32_t>(r.zigzag()));
+    out.push_back(std::move(c));
+  }
+  if (!r.done()) throw TraceError("communicator frame has bytes left over");
+}
+
+void encode_callsites(std::span<const CallsiteDef> sites, std::vector<std::uint8_t>& out) {
+  ByteWriter w(out);
+  w.varint(sites.size());
+  for (const CallsiteDef& s : sites) {
+    w.varint(s.id);
+    w.varint(s.frames.size());
+    for (const auto& f : s.frames) {
+      w.string(f.module);
+      w.varint(f.offset);
+    }
+  }
+}
+
+void decode_callsites(std::span<const std::uint8_t> payload, std::vector<CallsiteDef>& out) {
+  ByteReader r(payload);
+  const auto n = r.count(2);
+  for (std::size_t i = 0; i < n; ++i) {
+    CallsiteDef s;
+    s.id = static_cast<std::uint32_t>(r.varint());
+    const auto nf = r.count(2);
+    for (std::size_t k = 0; k < nf; ++k) {
+      CallsiteFrame f;
+      f.module = r.string();
+      f.offset = r.varint();
+      s.frames.push_back(std::move(f));
+    }
+    out.push_back(std::move(s));
+  }
+  if (!r.done()) throw TraceError("call-site frame has bytes left over");
+}
+
+void encode_clocks(std::span<const ClockSync> clocks, std::vector<std::uint8_t>& out) {
+  ByteWriter w(out);
+  w.varint(clocks.size());
+  for (const ClockSync& c : clocks) {
+    w.u8(c.when);
+    w.varint(c.ticks);
+    w.zigzag(c.ns);
+    w.zigzag(c.offset_ns);
+    w.zigzag(c.rtt_ns);
+  }
+}
+
+void decode_clocks(std::span<const std::uint8_t> payload, std::vector<ClockSync>& out) {
+  ByteReader r(payload);
+  const auto n = r.count(5);
+  for (std::size_t i = 0; i < n; ++i) {
+    ClockSync c;
+    c.when = r.u8();
+    c.ticks = r.varint();
+    c.ns = r.zigzag();
+    c.offset_ns = r.zigzag();
+    c.rtt_ns = r.zigzag();
+    out.push_back(c);
+  }
+  if (!r.done()) throw TraceError("clock frame has bytes left over");
+}
+
+}  // namespace mstep

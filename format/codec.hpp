@@ -1,0 +1,126 @@
+// Byte-level encoding of trace records: varints, zigzag, and the record codecs of every frame kind.
+// Every frame payload is self-contained: delta state starts from zero at each frame, so one frame
+// decodes without any other (a crash loses at most the frame being written).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/trace_format.hpp"
+
+namespace mstep {
+
+// A malformed payload or file. The message says what and where.
+class TraceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::vector<std::uint8_t>& out) : out_(out) {}
+  void u8(std::uint8_t v) { out_.push_back(v); }
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      out_.push_back(static_cast<std::uint8_t>(v | 0x80));
+      v >>= 7;
+    }
+    out_.push_back(static_cast<std::uint8_t>(v));
+  }
+  void zigzag(std::int64_t v) {
+    varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+  }
+  void fixed(std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) out_.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  }
+  void bytes(std::span<const std::uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
+  void string(std::string_view s) {
+    varint(s.size());
+    out_.insert(out_.end(), s.begin(), s.end());
+  }
+
+ private:
+  std::vector<std::uint8_t>& out_;
+};
+
+// Bounds-checked reader: running past the end throws TraceError, never reads out of bounds.
+class ByteReader {
+ public:
+  explicit ByteReader(std::span<const std::uint8_t> in) : in_(in) {}
+  bool done() const { return pos_ == in_.size(); }
+  std::size_t pos() const { return pos_; }
+  std::size_t remaining() const { return in_.size() - pos_; }
+  std::uint8_t u8() {
+    need(1);
+    return in_[pos_++];
+  }
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      const std::uint8_t b = u8();
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    throw TraceError("varint longer than 10 bytes");
+  }
+  std::int64_t zigzag() {
+    const std::uint64_t v = varint();
+    return static_cast<std::int64_t>((v >> 1) ^ (~(v & 1) + 1));
+  }
+  std::uint64_t fixed(int bytes) {
+    need(static_cast<std::size_t>(bytes));
+    std::uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i) v |= static_cast<std::uint64_t>(in_[pos_++]) << (8 * i);
+    return v;
+  }
+  std::span<const std::uint8_t> bytes(std::size_t n) {
+    need(n);
+    auto s = in_.subspan(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  std::string string() {
+    const auto n = varint();
+    if (n > remaining()) throw TraceError("string runs past the end of its frame");
+    auto s = bytes(static_cast<std::size_t>(n));
+    return std::string(s.begin(), s.end());
+  }
+  // A count about to size a container: reject counts the remaining bytes cannot hold, so a
+  // corrupted count cannot make the reader allocate gigabytes.
+  std::size_t count(std::size_t min_bytes_each) {
+    const auto n = varint();
+    if (min_bytes_each > 0 && n > remaining() / min_bytes_each)
+      throw TraceError("record count larger than its frame");
+    return static_cast<std::size_t>(n);
+  }
+
+ private:
+  void need(std::size_t n) const {
+    if (n > in_.size() - pos_) throw TraceError("record runs past the end of its frame");
+  }
+  std::span<const std::uint8_t> in_;
+  std::size_t pos_ = 0;
+};
+
+// File header: magic, version, then the FileHeader fields. Sizes in trace-format.md.
+void encode_file_header(const FileHeader& h, std::vector<std::uint8_t>& out);
+// Throws TraceError for a wrong magic or an unsupported version.
+FileHeader decode_file_header(ByteReader& in);
+
+// Frame payload codecs (before compression). decode_* append to `out`.
+void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out);
+void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out);
+void encode_steps(std::span<const StepRecord> steps, std::vector<std::uint8_t>& out);
+void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>& out);
+void encode_comms(std::span<const CommDef> comms, std::vector<std::uint8_t>& out);
+void decode_comms(std::span<const std::uint8_t> payload, std::vector<CommDef>& out);
+void encode_callsites(std::span<const CallsiteDef> sites, std::vector<std::uint8_t>& out);
+void decode_callsites(std::span<const std::uint8_t> payload, std::vector<CallsiteDef>& out);
+void encode_clocks(std::span<const ClockSync> clocks, std::vector<std::uint8_t>& out);
+void decode_clocks(std::span<const std::uint8_t> payload, std::vector<ClockSync>& out);
+
+}  // namespace mstep

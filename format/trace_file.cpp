@@ -1,0 +1,171 @@
+#include "format/trace_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <zstd.h>
+
+namespace mstep {
+namespace {
+
+void put_u32(std::uint8_t* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+std::uint32_t get_u32(const std::uint8_t* p) {
+  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
+         std::uint32_t{p[3]} << 24;
+}
+
+bool write_all(int fd, const std::uint8_t* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+const char* trace_end_name(TraceEnd e) {
+  switch (e) {
+    case TraceEnd::Complete: return "complete";
+    case TraceEnd::Unfinished: return "unfinished (no MPI_Finalize)";
+    case TraceEnd::Truncated: return "truncated";
+    case TraceEnd::Corrupt: return "corrupt";
+  }
+  return "?";
+}
+
+TraceFileWriter::TraceFileWriter(std::string path, const FileHeader& header, int zstd_level)
+    : path_(std::move(path)), level_(zstd_level), cctx_(ZSTD_createCCtx(), ZSTD_freeCCtx) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw TraceError(fmt::format("{}: cannot create: {}", path_, std::strerror(errno)));
+  if (!cctx_) throw TraceError(fmt::format("{}: zstd context unavailable", path_));
+  ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_compressionLevel, level_);
+  ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_checksumFlag, 1);
+  std::vector<std::uint8_t> head;
+  encode_file_header(header, head);
+  if (!write_all(fd_, head.data(), head.size()))
+    throw TraceError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno)));
+  bytes_written_ = head.size();
+}
+
+TraceFileWriter::~TraceFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool TraceFileWriter::write_frame(FrameKind kind, std::uint16_t thread, std::uint32_t count,
+                                  std::span<const std::uint8_t> payload) {
+  std::lock_guard lock(mutex_);
+  return write_locked(kind, thread, count, payload);
+}
+
+bool TraceFileWriter::try_write_frame(FrameKind kind, std::uint16_t thread, std::uint32_t count,
+                                      std::span<const std::uint8_t> payload) {
+  std::unique_lock lock(mutex_, std::try_to_lock);
+  return lock.owns_lock() && write_locked(kind, thread, count, payload);
+}
+
+bool TraceFileWriter::write_locked(FrameKind kind, std::uint16_t thread, std::uint32_t count,
+                                   std::span<const std::uint8_t> payload) {
+  const std::size_t bound = ZSTD_compressBound(payload.size());
+  out_.resize(kFrameHeaderSize + bound);
+  const std::size_t csize = ZSTD_compress2(cctx_.get(), out_.data() + kFrameHeaderSize, bound,
+                                           payload.data(), payload.size());
+  if (ZSTD_isError(csize)) return false;
+  std::uint8_t* h = out_.data();
+  put_u32(h, kFrameMagic);
+  h[4] = static_cast<std::uint8_t>(kind);
+  h[5] = 0;
+  h[6] = static_cast<std::uint8_t>(thread);
+  h[7] = static_cast<std::uint8_t>(thread >> 8);
+  put_u32(h + 8, count);
+  put_u32(h + 12, static_cast<std::uint32_t>(payload.size()));
+  put_u32(h + 16, static_cast<std::uint32_t>(csize));
+  const std::size_t total = kFrameHeaderSize + csize;
+  if (!write_all(fd_, out_.data(), total)) return false;
+  bytes_written_ += total;
+  return true;
+}
+
+TraceFileReader::TraceFileReader(std::string path)
+    : path_(std::move(path)),
+      file_(std::fopen(path_.c_str(), "rb"), std::fclose),
+      dctx_(ZSTD_createDCtx(), ZSTD_freeDCtx) {
+  if (!file_) throw TraceError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(::fileno(file_.get()), &st) == 0) file_bytes_ = static_cast<std::uint64_t>(st.st_size);
+  // The header is small and bounded: read at most 256 bytes of it.
+  std::vector<std::uint8_t> head(std::min<std::uint64_t>(file_bytes_, 256));
+  if (std::fread(head.data(), 1, head.size(), file_.get()) != head.size())
+    throw TraceError(fmt::format("{}: cannot read its header", path_));
+  try {
+    ByteReader r(head);
+    header_ = decode_file_header(r);
+    pos_ = r.pos();
+  } catch (const TraceError& e) {
+    throw TraceError(fmt::format("{}: {}", path_, e.what()));
+  }
+  std::fseek(file_.get(), static_cast<long>(pos_), SEEK_SET);
+}
+
+TraceFileReader::~TraceFileReader() = default;
+
+bool TraceFileReader::fail(TraceEnd end, std::string what) {
+  stopped_ = true;
+  end_ = end;
+  problem_ = fmt::format("{}: frame {} at byte {}: {}", path_, frames_, pos_, what);
+  return false;
+}
+
+bool TraceFileReader::next(Frame& frame) {
+  if (stopped_) return false;
+  if (pos_ == file_bytes_) {
+    stopped_ = true;
+    end_ = saw_end_ ? TraceEnd::Complete : TraceEnd::Unfinished;
+    return false;
+  }
+  std::uint8_t h[kFrameHeaderSize];
+  if (file_bytes_ - pos_ < kFrameHeaderSize) {
+    return fail(TraceEnd::Truncated, fmt::format("cut short: {} bytes of a frame header",
+                                                 file_bytes_ - pos_));
+  }
+  if (std::fread(h, 1, sizeof h, file_.get()) != sizeof h) return fail(TraceEnd::Truncated, "read failed");
+  if (get_u32(h) != kFrameMagic) return fail(TraceEnd::Corrupt, "bad frame magic");
+  const auto kind = h[4];
+  const std::uint32_t count = get_u32(h + 8), raw = get_u32(h + 12), csize = get_u32(h + 16);
+  if (raw > kMaxFramePayload || csize > ZSTD_compressBound(kMaxFramePayload))
+    return fail(TraceEnd::Corrupt, fmt::format("implausible frame size {} / {}", raw, csize));
+  if (file_bytes_ - pos_ - kFrameHeaderSize < csize) {
+    return fail(TraceEnd::Truncated,
+                fmt::format("cut short: {} of {} bytes", file_bytes_ - pos_ - kFrameHeaderSize, csize));
+  }
+  compressed_.resize(csize);
+  if (std::fread(compressed_.data(), 1, csize, file_.get()) != csize)
+    return fail(TraceEnd::Truncated, "read failed");
+  frame.payload.resize(raw);
+  const std::size_t got = ZSTD_decompressDCtx(dctx_.get(), frame.payload.data(), raw,
+                                              compressed_.data(), csize);
+  if (ZSTD_isError(got)) return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(got)));
+  if (got != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
+  frame.kind = static_cast<FrameKind>(kind);
+  frame.thread = static_cast<std::uint16_t>(h[6] | h[7] << 8);
+  frame.count = count;
+  frame.index = frames_;
+  frame.offset = pos_;
+  if (frame.kind == FrameKind::End) saw_end_ = true;
+  ++frames_;
+  pos_ += kFrameHeaderSize + csize;
+  return true;
+}
+
+}  // namespace mstep

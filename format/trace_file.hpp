@@ -1,0 +1,109 @@
+// Rank trace files on disk: a FileHeader, then frames. A frame is a 20-byte frame header and one
+// zstd frame (with zstd's content checksum) holding one payload of format/codec.hpp.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/codec.hpp"
+#include "format/trace_format.hpp"
+
+struct ZSTD_CCtx_s;
+struct ZSTD_DCtx_s;
+
+namespace mstep {
+
+inline constexpr std::size_t kFrameHeaderSize = 20;
+// Larger frames are refused by the reader: a corrupted size must not allocate gigabytes.
+inline constexpr std::uint32_t kMaxFramePayload = 256u << 20;
+
+class TraceFileWriter {
+ public:
+  // Creates (truncates) `path` and writes the header. Throws TraceError naming the file.
+  TraceFileWriter(std::string path, const FileHeader& header, int zstd_level = 1);
+  ~TraceFileWriter();
+  TraceFileWriter(const TraceFileWriter&) = delete;
+  TraceFileWriter& operator=(const TraceFileWriter&) = delete;
+
+  // Compresses `payload` and appends it as one frame with a single write(2), so that a process
+  // killed at any moment leaves whole frames followed by at most one partial one. Thread-safe.
+  // Returns false (and keeps going) if the write failed.
+  bool write_frame(FrameKind kind, std::uint16_t thread, std::uint32_t count,
+                   std::span<const std::uint8_t> payload);
+  // For signal handlers: the same, but gives up instead of waiting for another thread's frame.
+  bool try_write_frame(FrameKind kind, std::uint16_t thread, std::uint32_t count,
+                       std::span<const std::uint8_t> payload);
+  const std::string& path() const { return path_; }
+  std::uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  bool write_locked(FrameKind kind, std::uint16_t thread, std::uint32_t count,
+                    std::span<const std::uint8_t> payload);
+  std::string path_;
+  int fd_ = -1;
+  int level_;
+  std::mutex mutex_;
+  std::unique_ptr<ZSTD_CCtx_s, std::size_t (*)(ZSTD_CCtx_s*)> cctx_;
+  std::vector<std::uint8_t> out_;
+  std::uint64_t bytes_written_ = 0;
+};
+
+// How a rank file ended.
+enum class TraceEnd {
+  Complete,    // an End frame: the rank reached MPI_Finalize
+  Unfinished,  // whole frames, no End frame: the application stopped before MPI_Finalize
+  Truncated,   // the last frame is cut short (killed while writing)
+  Corrupt,     // a frame in the middle is damaged; nothing after it is read
+};
+const char* trace_end_name(TraceEnd e);
+
+struct Frame {
+  FrameKind kind{};
+  std::uint16_t thread = 0;
+  std::uint32_t count = 0;
+  std::size_t index = 0;      // 0-based frame number in the file
+  std::uint64_t offset = 0;   // byte offset of its frame header
+  std::vector<std::uint8_t> payload;
+};
+
+class TraceFileReader {
+ public:
+  // Throws TraceError ("PATH: reason") when the file cannot be opened or its header is not one of
+  // this version's: nothing of it can be read then.
+  explicit TraceFileReader(std::string path);
+  ~TraceFileReader();
+  TraceFileReader(const TraceFileReader&) = delete;
+  TraceFileReader& operator=(const TraceFileReader&) = delete;
+
+  const FileHeader& header() const { return header_; }
+  const std::string& path() const { return path_; }
+  std::uint64_t file_bytes() const { return file_bytes_; }
+
+  // The next whole, checksummed frame. False at the end, or at the first damaged frame: then
+  // end_state() says which, and problem() says what and where in one line.
+  bool next(Frame& frame);
+  TraceEnd end_state() const { return end_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  bool fail(TraceEnd end, std::string what);
+  std::string path_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
+  std::unique_ptr<ZSTD_DCtx_s, std::size_t (*)(ZSTD_DCtx_s*)> dctx_;
+  FileHeader header_;
+  std::uint64_t file_bytes_ = 0;
+  std::uint64_t pos_ = 0;
+  std::size_t frames_ = 0;
+  bool saw_end_ = false;
+  bool stopped_ = false;
+  TraceEnd end_ = TraceEnd::Unfinished;
+  std::string problem_;
+  std::vector<std::uint8_t> compressed_;
+};
+
+}  // namespace mstep

@@ -1,0 +1,149 @@
+// The mstep trace format: the records both the writer (libmstep.so) and the reader (mstep) use.
+// share/trace-format.md documents the bytes on disk; this header is the code of that document.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mstep {
+
+// Bump on any change to the bytes on disk. Readers refuse other versions with a clear message.
+inline constexpr std::uint16_t kTraceVersion = 1;
+inline constexpr char kFileMagic[8] = {'M', 'S', 'T', 'E', 'P', 'T', 'R', 'C'};
+inline constexpr std::uint32_t kFrameMagic = 0x4d534652;  // "MSFR"
+
+// What an operation means for M-step inference (MODELS.md section 1).
+enum class Role : std::uint8_t {
+  Other,        // no message of its own (Init, Probe, communicator management)
+  Send,         // blocking send: send side at its start
+  Recv,         // blocking receive: receive side at its completion
+  Isend,        // nonblocking send: send side at its start
+  Irecv,        // nonblocking receive posted: nothing until a Wait/Test completes it
+  Complete,     // Wait/Test family: receive side for every receive request it completes
+  SendRecv,     // send side at start, receive side at completion
+  CollRootOut,  // Bcast/Scatter: root sends, the others receive from the root
+  CollRootIn,   // Reduce/Gather: the others send, the root receives from all
+  CollAll,      // Barrier, All*: everybody sends and receives
+  Tool,         // time the tool itself spent (trace flush): not MPI, not computation
+};
+
+enum class Op : std::uint8_t {
+#define MSTEP_OP(name, role) name,
+#include "format/ops.def"
+#undef MSTEP_OP
+  Count_
+};
+inline constexpr int kOpCount = static_cast<int>(Op::Count_);
+
+std::string_view op_name(Op op);      // "Send" (without the MPI_ prefix)
+std::string mpi_name(Op op);          // "MPI_Send"; "mstep_flush" for ToolFlush
+Role op_role(Op op);
+bool op_valid(std::uint8_t code);
+
+// Event flags.
+enum EventFlag : std::uint8_t {
+  kContinuation = 1u << 0,  // another record of the same call as the previous event (same times)
+  kRecvHalf = 1u << 1,      // this record is a receive (Sendrecv's second half, a completed Irecv)
+  kRoot = 1u << 2,          // collectives: this rank is the root
+  kIncomplete = 1u << 3,    // Test*/Iprobe that found nothing
+};
+
+inline constexpr std::int32_t kNoPeer = -1;   // MPI_PROC_NULL, or no partner
+inline constexpr std::int32_t kAnySource = -2;  // a posted MPI_ANY_SOURCE receive (Irecv records)
+inline constexpr std::int32_t kNoTag = -1;
+
+// One record of an MPI call, as the wrapper saw it. A call that moves several messages (Sendrecv,
+// Waitall) writes one record per message; the records after the first carry kContinuation.
+struct Event {
+  std::uint64_t t_enter = 0;     // clock ticks (see ClockSync)
+  std::uint64_t t_exit = 0;
+  std::uint64_t send_bytes = 0;  // bytes this rank sent in this record
+  std::uint64_t recv_bytes = 0;  // bytes this rank received in this record
+  std::uint32_t request = 0;     // request id (Isend/Irecv create, Wait/Test complete); 0: none
+  std::uint32_t callsite = 0;    // index into the call-site table; 0: unknown
+  std::int32_t peer = kNoPeer;   // world rank: destination, actual source, or collective root
+  std::int32_t tag = kNoTag;     // actual tag for receives
+  std::uint16_t comm = 0;        // communicator id (0 is MPI_COMM_WORLD), see CommDef
+  Op op = Op::Init;
+  std::uint8_t flags = 0;
+
+  bool continuation() const { return flags & kContinuation; }
+  friend bool operator==(const Event&, const Event&) = default;
+};
+
+// One closed M-step of one rank (MODELS.md section 1). Times in ticks.
+struct StepRecord {
+  std::uint32_t index = 0;       // 1-based, local to the rank
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::uint64_t compute = 0;     // w: time outside MPI within the step
+  std::uint64_t mpi = 0;         // time inside MPI within the step
+  std::uint64_t bytes_in = 0;
+  std::uint64_t bytes_out = 0;
+  std::uint32_t msgs_in = 0;
+  std::uint32_t msgs_out = 0;
+  std::vector<std::int32_t> partners;  // Gamma(s,i): world ranks, sorted, including the rank itself
+  friend bool operator==(const StepRecord&, const StepRecord&) = default;
+};
+
+// A communicator the rank used: id and its members' world ranks in communicator rank order.
+// For an intercommunicator the members are those of the remote group (the ranks peers refer to).
+struct CommDef {
+  std::uint16_t id = 0;
+  bool inter = false;
+  std::vector<std::int32_t> world_ranks;
+  friend bool operator==(const CommDef&, const CommDef&) = default;
+};
+
+// One call-site: the return addresses of up to MSTEP_STACK_DEPTH frames, innermost first, each
+// as the shared object it lies in and its offset there, so mstep can resolve them offline.
+struct CallsiteFrame {
+  std::string module;
+  std::uint64_t offset = 0;
+  friend bool operator==(const CallsiteFrame&, const CallsiteFrame&) = default;
+};
+struct CallsiteDef {
+  std::uint32_t id = 0;
+  std::vector<CallsiteFrame> frames;
+  friend bool operator==(const CallsiteDef&, const CallsiteDef&) = default;
+};
+
+// A clock sample: local ticks and CLOCK_MONOTONIC nanoseconds read together, and this rank's
+// offset to rank 0's clock (rank0_ns = local_ns + offset_ns) measured by ping-pong at that moment.
+struct ClockSync {
+  enum When : std::uint8_t { AtInit = 0, AtFinalize = 1 };
+  std::uint8_t when = AtInit;
+  std::uint64_t ticks = 0;
+  std::int64_t ns = 0;
+  std::int64_t offset_ns = 0;
+  std::int64_t rtt_ns = 0;  // round trip of the best sample: the offset's uncertainty
+  friend bool operator==(const ClockSync&, const ClockSync&) = default;
+};
+
+// Fixed part at the start of every rank file (little endian, packed by the codec, not memcpy).
+struct FileHeader {
+  std::uint16_t version = kTraceVersion;
+  std::int32_t rank = 0;
+  std::int32_t world_size = 0;
+  std::uint32_t pid = 0;
+  std::uint8_t clock_kind = 0;     // 0: rdtsc, 1: clock_gettime(CLOCK_MONOTONIC) nanoseconds
+  double ticks_per_second = 0;     // first estimate; ClockSync pairs refine it
+  friend bool operator==(const FileHeader&, const FileHeader&) = default;
+};
+
+enum class FrameKind : std::uint8_t {
+  Events = 1,     // Event records, column-encoded
+  Steps = 2,      // StepRecord records
+  Comms = 3,      // CommDef records
+  Callsites = 4,  // CallsiteDef records
+  Clock = 5,      // ClockSync records
+  End = 6,        // written at Finalize: the trace is complete (no payload)
+};
+
+// Names inside a trace directory.
+inline constexpr const char* kMetaFileName = "meta.json";
+std::string rank_file_name(int rank);  // "rank-00003.mst"
+
+}  // namespace mstep

@@ -1,0 +1,246 @@
+// The trace codec and files: every record kind survives a round trip, and damaged files are
+// reported in one line without losing the frames before the damage.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "format/codec.hpp"
+#include "format/rank_trace.hpp"
+#include "format/trace_file.hpp"
+
+using namespace mstep;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<Event> ping_pong_events(std::size_t n) {
+  std::vector<Event> v;
+  std::mt19937_64 rng(42);
+  std::uint64_t t = 1'000'000'000'000ull;
+  for (std::size_t i = 0; i < n; ++i) {
+    Event e;
+    e.op = i % 2 ? Op::Recv : Op::Send;
+    t += 300 + rng() % 50;
+    e.t_enter = t;
+    t += 400 + rng() % 80;
+    e.t_exit = t;
+    e.peer = 1;
+    e.tag = static_cast<std::int32_t>(i % 7);
+    e.callsite = i % 2 ? 2 : 1;
+    (i % 2 ? e.recv_bytes : e.send_bytes) = 8;
+    v.push_back(e);
+  }
+  return v;
+}
+
+fs::path temp_file(const std::string& name) {
+  auto dir = fs::temp_directory_path() / "mstep-unit";
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+FileHeader header() {
+  FileHeader h;
+  h.rank = 1;
+  h.world_size = 4;
+  h.pid = 1234;
+  h.clock_kind = 0;
+  h.ticks_per_second = 2.5e9;
+  return h;
+}
+
+}  // namespace
+
+TEST_CASE("varints and zigzag round-trip at their edges", "[codec]") {
+  std::vector<std::uint8_t> buf;
+  ByteWriter w(buf);
+  const std::uint64_t u[] = {0, 1, 127, 128, 16383, 16384, ~0ull};
+  const std::int64_t s[] = {0, -1, 1, -64, 64, INT64_MIN, INT64_MAX};
+  for (auto v : u) w.varint(v);
+  for (auto v : s) w.zigzag(v);
+  CHECK(buf.size() == 1 + 1 + 1 + 2 + 2 + 3 + 10 + 1 + 1 + 1 + 1 + 2 + 10 + 10);
+  ByteReader r(buf);
+  for (auto v : u) CHECK(r.varint() == v);
+  for (auto v : s) CHECK(r.zigzag() == v);
+  CHECK(r.done());
+  CHECK_THROWS_AS(r.u8(), TraceError);
+}
+
+TEST_CASE("events round-trip, including continuations and every field", "[codec]") {
+  auto events = ping_pong_events(1000);
+  Event wait;
+  wait.op = Op::Waitall;
+  wait.t_enter = events.back().t_exit + 10;
+  wait.t_exit = wait.t_enter + 999;
+  wait.request = 77;
+  wait.flags = kRecvHalf;
+  wait.peer = 3;
+  wait.recv_bytes = 1 << 20;
+  wait.comm = 5;
+  wait.callsite = 9;
+  events.push_back(wait);
+  wait.flags = kRecvHalf | kContinuation;
+  wait.request = 76;
+  wait.peer = kAnySource;
+  events.push_back(wait);
+  std::vector<std::uint8_t> payload;
+  encode_events(events, payload);
+  std::vector<Event> back;
+  decode_events(payload, back);
+  REQUIRE(back.size() == events.size());
+  CHECK(back == events);
+}
+
+TEST_CASE("a steady ping-pong encodes to a few bytes per event before compression", "[codec]") {
+  const auto events = ping_pong_events(10000);
+  std::vector<std::uint8_t> payload;
+  encode_events(events, payload);
+  // Per event: 3 head bytes, two 2-byte time deltas, and one byte each for the changed tag, the
+  // changed call site and the size = 10; the first event's absolute time and the column sizes
+  // add a few bytes once.
+  CHECK(payload.size() >= 10 * 10000);
+  CHECK(payload.size() < 10 * 10000 + 32);
+}
+
+TEST_CASE("steps, communicators, call sites and clocks round-trip", "[codec]") {
+  std::vector<StepRecord> steps(2);
+  steps[0] = {1, 100, 200, 50, 50, 8, 8, 1, 1, {0, 1}};
+  steps[1] = {2, 200, 1000, 700, 100, 0, 4096, 0, 2, {3}};
+  std::vector<CommDef> comms = {{0, false, {0, 1, 2, 3}}, {1, false, {3, 1}}, {2, true, {2}}};
+  std::vector<CallsiteDef> sites = {{1, {{"/usr/bin/app", 0x1234}}}, {2, {{"", 77}, {"/lib/x.so", 5}}}};
+  std::vector<ClockSync> clocks = {{ClockSync::AtInit, 10, -20, 30, 40}, {ClockSync::AtFinalize, 1, 2, -3, 4}};
+  std::vector<std::uint8_t> a, b, c, d;
+  encode_steps(steps, a);
+  encode_comms(comms, b);
+  encode_callsites(sites, c);
+  encode_clocks(clocks, d);
+  std::vector<StepRecord> steps2;
+  std::vector<CommDef> comms2;
+  std::vector<CallsiteDef> sites2;
+  std::vector<ClockSync> clocks2;
+  decode_steps(a, steps2);
+  decode_comms(b, comms2);
+  decode_callsites(c, sites2);
+  decode_clocks(d, clocks2);
+  CHECK(steps2 == steps);
+  CHECK(comms2 == comms);
+  CHECK(sites2 == sites);
+  CHECK(clocks2 == clocks);
+}
+
+TEST_CASE("a corrupted count cannot make the decoder allocate or overrun", "[codec]") {
+  std::vector<std::uint8_t> payload;
+  ByteWriter w(payload);
+  w.varint(1ull << 40);  // a million million steps in a few bytes
+  std::vector<StepRecord> steps;
+  CHECK_THROWS_WITH(decode_steps(payload, steps), "record count larger than its frame");
+  std::vector<Event> events;
+  CHECK_THROWS_AS(decode_events(payload, events), TraceError);
+}
+
+TEST_CASE("a rank file round-trips through writer and reader", "[trace-file]") {
+  const auto path = temp_file("roundtrip.mst").string();
+  const auto events = ping_pong_events(5000);
+  {
+    TraceFileWriter w(path, header());
+    std::vector<std::uint8_t> p;
+    encode_events(std::span(events).first(2500), p);
+    w.write_frame(FrameKind::Events, 0, 2500, p);
+    p.clear();
+    encode_events(std::span(events).subspan(2500), p);
+    w.write_frame(FrameKind::Events, 1, 2500, p);
+    p.clear();
+    w.write_frame(FrameKind::End, 0, 0, p);
+  }
+  const RankTrace t = read_rank_trace(path);
+  CHECK(t.header == header());
+  CHECK(t.end == TraceEnd::Complete);
+  CHECK(t.problem.empty());
+  CHECK(t.events == events);
+  CHECK(t.event_thread[0] == 0);
+  CHECK(t.event_thread[4999] == 1);
+  CHECK(t.frames == 3);
+  // The compact trace of a steady exchange: well under 4 bytes an event on disk.
+  CHECK(static_cast<double>(t.file_bytes) / 5000.0 < 4.0);
+}
+
+TEST_CASE("a truncated last frame keeps every whole frame before it", "[trace-file]") {
+  const auto path = temp_file("truncated.mst").string();
+  const auto events = ping_pong_events(2000);
+  std::uintmax_t whole = 0;
+  {
+    TraceFileWriter w(path, header());
+    std::vector<std::uint8_t> p;
+    encode_events(std::span(events).first(1000), p);
+    w.write_frame(FrameKind::Events, 0, 1000, p);
+    whole = w.bytes_written();
+    p.clear();
+    encode_events(std::span(events).subspan(1000), p);
+    w.write_frame(FrameKind::Events, 0, 1000, p);
+  }
+  fs::resize_file(path, fs::file_size(path) - 7);
+  const RankTrace t = read_rank_trace(path);
+  CHECK(t.end == TraceEnd::Truncated);
+  CHECK(t.events.size() == 1000);
+  CHECK(std::equal(t.events.begin(), t.events.end(), events.begin()));
+  CHECK_THAT(t.problem, Catch::Contains("truncated.mst: frame 1 at byte " + std::to_string(whole)) &&
+                            Catch::Contains("cut short"));
+  // Cut inside the frame header itself.
+  fs::resize_file(path, whole + 5);
+  const RankTrace t2 = read_rank_trace(path);
+  CHECK(t2.end == TraceEnd::Truncated);
+  CHECK(t2.events.size() == 1000);
+}
+
+TEST_CASE("a flipped byte in a frame is found by the checksum", "[trace-file]") {
+  const auto path = temp_file("corrupt.mst").string();
+  const auto events = ping_pong_events(3000);
+  std::uintmax_t first = 0;
+  {
+    TraceFileWriter w(path, header());
+    std::vector<std::uint8_t> p;
+    for (int k = 0; k < 3; ++k) {
+      p.clear();
+      encode_events(std::span(events).subspan(static_cast<std::size_t>(k) * 1000, 1000), p);
+      w.write_frame(FrameKind::Events, 0, 1000, p);
+      if (k == 0) first = w.bytes_written();
+    }
+  }
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(first + kFrameHeaderSize + 40));
+    char c = 0;
+    f.read(&c, 1);
+    f.seekp(static_cast<std::streamoff>(first + kFrameHeaderSize + 40));
+    c = static_cast<char>(c ^ 0x5a);
+    f.write(&c, 1);
+  }
+  const RankTrace t = read_rank_trace(path);
+  CHECK(t.end == TraceEnd::Corrupt);
+  CHECK(t.events.size() == 1000);
+  CHECK_THAT(t.problem, Catch::Contains("frame 1 at byte " + std::to_string(first)));
+}
+
+TEST_CASE("files that are not traces of this version are refused in one line", "[trace-file]") {
+  CHECK_THROWS_WITH(read_rank_trace("/nonexistent/rank-00000.mst"),
+                    "/nonexistent/rank-00000.mst: cannot open: No such file or directory");
+  const auto path = temp_file("notatrace.mst").string();
+  {
+    std::ofstream(path) << "hello, this is not a trace at all";
+  }
+  CHECK_THROWS_WITH(read_rank_trace(path), path + ": not an mstep trace (bad magic)");
+  std::vector<std::uint8_t> head;
+  FileHeader h = header();
+  h.version = kTraceVersion + 1;
+  encode_file_header(h, head);
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  }
+  CHECK_THROWS_WITH(read_rank_trace(path),
+                    path + ": trace format version " + std::to_string(kTraceVersion + 1) +
+                        ", this mstep reads version " + std::to_string(kTraceVersion));
+}
