@@ -1,0 +1,56 @@
+// Call sites: which line of the application made an MPI call. The hot path is a lookup of the
+// return address in a per-thread direct-mapped cache (under 1 ns on a hit); unwinding and dladdr
+// happen only the first time a site is seen, or on every call when MSTEP_STACK_DEPTH > 1 or the
+// caller is MPICH's Fortran layer (the return address is then inside libmpichfort).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "format/trace_format.hpp"
+
+namespace mstep {
+
+class CallsiteRegistry {
+ public:
+  // depth: frames to keep per site (1 = the immediate caller). Reads the loaded objects to know
+  // which addresses belong to MPI libraries and to libmstep itself.
+  void init(int depth);
+  int depth() const { return depth_; }
+
+  // The id of the site whose innermost return address is `ret` (the wrapper's caller).
+  std::uint32_t lookup(void* ret) {
+    const auto pc = reinterpret_cast<std::uintptr_t>(ret);
+    CacheEntry& c = tls_cache_[(pc >> 2) & (kCacheSize - 1)];
+    if (c.pc == pc && c.generation == generation_) return c.id;
+    return slow_lookup(pc, c);
+  }
+
+  // Definitions of the sites seen since the last call, to be written with the next frame.
+  std::vector<CallsiteDef> take_new();
+
+ private:
+  static constexpr std::size_t kCacheSize = 1024;
+  struct CacheEntry {
+    std::uintptr_t pc = 0;
+    std::uint32_t id = 0;
+    std::uint32_t generation = 0;
+  };
+  std::uint32_t slow_lookup(std::uintptr_t pc, CacheEntry& slot);
+  std::uint32_t intern(const std::vector<std::uintptr_t>& pcs);
+  bool in_skipped_module(std::uintptr_t pc) const;
+
+  static thread_local CacheEntry tls_cache_[kCacheSize];
+  int depth_ = 1;
+  std::uint32_t generation_ = 1;  // caches of a previous init() are stale
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> skipped_;  // [begin, end) of MPI libs, us
+  std::mutex mutex_;
+  std::unordered_map<std::uint64_t, std::uint32_t> ids_;  // hash of the frames -> id
+  std::vector<CallsiteDef> new_defs_;
+  std::uint32_t next_id_ = 1;
+};
+
+}  // namespace mstep

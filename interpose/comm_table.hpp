@@ -1,0 +1,47 @@
+// Communicators the application uses, each with the world ranks of its members, so that every
+// partner in the trace is a world rank. Unknown communicators (made by calls mstep does not wrap,
+// such as MPI_Cart_create) are registered on first sight.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <mpi.h>
+
+#include "format/trace_format.hpp"
+#include "interpose/flat_map.hpp"
+
+namespace mstep {
+
+struct CommInfo {
+  std::uint16_t id = 0;
+  std::int32_t size = 0;               // local size (remote size for an intercommunicator)
+  bool inter = false;
+  std::vector<std::int32_t> world;     // comm rank -> world rank (remote group if inter)
+
+  // MPI_PROC_NULL, MPI_ANY_SOURCE, MPI_ROOT and out-of-range values map to kNoPeer.
+  std::int32_t world_rank(int r) const { return r >= 0 && r < size ? world[r] : kNoPeer; }
+  std::span<const std::int32_t> members() const { return world; }
+};
+
+class CommTable {
+ public:
+  void init(int world_rank, int world_size);
+  const CommInfo& get(MPI_Comm comm) {
+    if (comm == MPI_COMM_WORLD) return *infos_.front();
+    return lookup(comm);
+  }
+  // MPI_Comm_free: the handle may be reused for another communicator. The CommInfo stays alive:
+  // requests still pending on the freed communicator point at it.
+  void forget(MPI_Comm comm) { handles_.erase(static_cast<int>(comm)); }
+  std::vector<CommDef> take_new();
+
+ private:
+  const CommInfo& lookup(MPI_Comm comm);
+  std::vector<std::unique_ptr<CommInfo>> infos_;
+  FlatHandleMap<CommInfo*> handles_{64};
+  std::size_t written_ = 0;  // infos_[written_..] are not in the trace yet
+};
+
+}  // namespace mstep

@@ -1,0 +1,20 @@
+// Run-time settings, all from environment variables (README.md lists them).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace mstep {
+
+struct Config {
+  bool enabled = true;               // MSTEP_ENABLE=0 turns recording off (wrappers pass through)
+  std::string dir;                   // MSTEP_DIR; empty: rank 0 picks mstep.<program>.<pid>
+  int stack_depth = 1;               // MSTEP_STACK_DEPTH: frames kept per call site
+  std::size_t buffer_bytes = 1 << 20;  // MSTEP_BUFFER: per-thread event buffer (k/M suffixes)
+  int zstd_level = 1;                // MSTEP_ZSTD_LEVEL
+  std::string error;                 // a setting that could not be read, in one line
+};
+
+Config read_config();
+
+}  // namespace mstep

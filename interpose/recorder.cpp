@@ -1,0 +1,286 @@
+#include "interpose/recorder.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "interpose/run_info.hpp"
+
+namespace mstep {
+
+Recorder g_recorder;
+thread_local ThreadBuffer* Recorder::tls_buffer_ = nullptr;
+
+namespace {
+
+bool make_dirs(const std::string& path) {
+  std::string partial;
+  for (std::size_t i = 0; i <= path.size(); ++i) {
+    if (i == path.size() || (path[i] == '/' && i > 0)) {
+      partial = path.substr(0, i);
+      if (::mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
+    }
+  }
+  return true;
+}
+
+// Signals that end a process and leave time to save the trace. SIGKILL leaves none: then every
+// frame already written is kept and only the buffer being filled is lost.
+constexpr int kFlushSignals[] = {SIGTERM, SIGINT, SIGABRT, SIGHUP, SIGQUIT};
+struct sigaction g_previous[std::size(kFlushSignals)];
+
+void on_fatal_signal(int sig) {
+  g_recorder.emergency_flush(true);
+  for (std::size_t i = 0; i < std::size(kFlushSignals); ++i) {
+    if (kFlushSignals[i] != sig) continue;
+    sigaction(sig, &g_previous[i], nullptr);  // the application's own handler, or the default
+  }
+  raise(sig);
+}
+
+void on_exit() { g_recorder.emergency_flush(false); }
+
+}  // namespace
+
+void Recorder::start(int thread_level, std::uint64_t init_enter) {
+  config_ = read_config();
+  if (!config_.enabled) return;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size_);
+  if (!config_.error.empty()) {
+    if (rank_ == 0) std::fprintf(stderr, "mstep: %s; recording off\n", config_.error.c_str());
+    return;
+  }
+  multithreaded_ = thread_level == MPI_THREAD_MULTIPLE;
+  PMPI_Comm_dup(MPI_COMM_WORLD, &tool_comm_);
+  ticks_per_second_ = measure_tick_rate(2'000'000);
+  dir_ = choose_dir(tool_comm_);
+  hosts_ = gather_hosts(tool_comm_, rank_, size_);
+  mpi_version_ = mpi_library_version();
+  clocks_.push_back(sync_clock_with_rank0(tool_comm_, rank_, size_, ClockSync::AtInit));
+
+  // Every rank must learn whether every other could open its file, or a rank would wait forever
+  // in a later clock sync. So agree before recording.
+  std::string problem;
+  if (!make_dirs(dir_)) problem = fmt::format("cannot create {}: {}", dir_, std::strerror(errno));
+  if (problem.empty()) {
+    FileHeader h;
+    h.rank = rank_;
+    h.world_size = size_;
+    h.pid = static_cast<std::uint32_t>(::getpid());
+    h.clock_kind = static_cast<std::uint8_t>(g_clock_kind);
+    h.ticks_per_second = ticks_per_second_;
+    try {
+      writer_ = std::make_unique<TraceFileWriter>(dir_ + "/" + rank_file_name(rank_), h,
+                                                  config_.zstd_level);
+    } catch (const TraceError& e) {
+      problem = e.what();
+    }
+  }
+  int ok = problem.empty() ? 1 : 0, all_ok = 0;
+  PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, tool_comm_);
+  if (!all_ok) {
+    if (!problem.empty()) std::fprintf(stderr, "mstep: rank %d: %s; recording off\n", rank_, problem.c_str());
+    writer_.reset();
+    return;
+  }
+  comms_.init(rank_, size_);
+  callsites_.init(config_.stack_depth);
+  tracker_.emplace(rank_, size_, init_enter);
+  if (rank_ == 0) write_meta(false);
+  std::atexit(on_exit);
+  for (std::size_t i = 0; i < std::size(kFlushSignals); ++i) {
+    struct sigaction sa {};
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(kFlushSignals[i], &sa, &g_previous[i]);
+  }
+  active_.store(true);
+}
+
+std::string Recorder::choose_dir(MPI_Comm tool_comm) {
+  if (!config_.dir.empty()) return config_.dir;
+  // All ranks must write into one directory: rank 0 names it and tells the others.
+  char name[512] = {};
+  if (rank_ == 0) {
+    std::snprintf(name, sizeof name, "mstep.%s.%d", program_name().c_str(), static_cast<int>(::getpid()));
+  }
+  PMPI_Bcast(name, sizeof name, MPI_CHAR, 0, tool_comm);
+  name[sizeof name - 1] = '\0';
+  return name;
+}
+
+void Recorder::write_meta(bool complete) {
+  RunInfo info;
+  info.ranks = size_;
+  info.command = command_line();
+  info.mpi_library = mpi_version_;
+  info.hosts = hosts_;
+  info.clock = g_clock_kind == ClockKind::Tsc ? "tsc" : "monotonic";
+  info.ticks_per_second = ticks_per_second_;
+  info.stack_depth = config_.stack_depth;
+  info.complete = complete;
+  write_run_info(dir_ + "/" + kMetaFileName, info);
+}
+
+ThreadBuffer& Recorder::new_thread_buffer() {
+  auto b = std::make_unique<ThreadBuffer>();
+  const std::size_t capacity = std::max<std::size_t>(config_.buffer_bytes / sizeof(Event), 64);
+  b->events.resize(capacity);
+  std::lock_guard lock(buffers_mutex_);
+  b->thread = static_cast<std::uint16_t>(buffers_.size());
+  tls_buffer_ = b.get();
+  buffers_.push_back(std::move(b));
+  return *tls_buffer_;
+}
+
+void Recorder::feed_tracker(const Event& e, const CommInfo& comm) {
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  tracker_->feed(e, comm.members());
+  if (!tracker_->closed().empty()) [[unlikely]] {
+    const auto closed = tracker_->closed();
+    closed_steps_.insert(closed_steps_.end(), closed.begin(), closed.end());
+    tracker_->clear_closed();
+  }
+}
+
+void Recorder::forget_comm(MPI_Comm c) {
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  comms_.forget(c);
+}
+
+std::uint32_t Recorder::add_request(MPI_Request r, bool recv, const CommInfo& comm) {
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  const std::uint32_t id = next_request_++;
+  requests_.insert(static_cast<int>(r), RequestInfo{id, recv, &comm});
+  return id;
+}
+
+std::optional<RequestInfo> Recorder::find_request(MPI_Request r) {
+  if (r == MPI_REQUEST_NULL) return std::nullopt;
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  if (RequestInfo* info = requests_.find(static_cast<int>(r))) return *info;
+  return std::nullopt;
+}
+
+void Recorder::erase_request(MPI_Request r) {
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  requests_.erase(static_cast<int>(r));
+}
+
+void Recorder::write_side_frames(std::uint16_t thread, bool from_signal) {
+  auto write = [&](FrameKind kind, std::uint32_t count) {
+    if (from_signal) writer_->try_write_frame(kind, thread, count, scratch_);
+    else writer_->write_frame(kind, thread, count, scratch_);
+  };
+  if (auto comms = comms_.take_new(); !comms.empty()) {
+    scratch_.clear();
+    encode_comms(comms, scratch_);
+    write(FrameKind::Comms, static_cast<std::uint32_t>(comms.size()));
+  }
+  if (auto sites = callsites_.take_new(); !sites.empty()) {
+    scratch_.clear();
+    encode_callsites(sites, scratch_);
+    write(FrameKind::Callsites, static_cast<std::uint32_t>(sites.size()));
+  }
+  if (!closed_steps_.empty()) {
+    scratch_.clear();
+    encode_steps(closed_steps_, scratch_);
+    write(FrameKind::Steps, static_cast<std::uint32_t>(closed_steps_.size()));
+    closed_steps_.clear();
+  }
+}
+
+void Recorder::write_events(ThreadBuffer& b, bool from_signal) {
+  if (b.used == 0) return;
+  scratch_.clear();
+  encode_events(std::span<const Event>(b.events.data(), b.used), scratch_);
+  const auto n = static_cast<std::uint32_t>(b.used);
+  if (from_signal) writer_->try_write_frame(FrameKind::Events, b.thread, n, scratch_);
+  else writer_->write_frame(FrameKind::Events, b.thread, n, scratch_);
+  b.used = 0;
+}
+
+void Recorder::flush(ThreadBuffer& b) {
+  const std::uint64_t t0 = now_ticks();
+  {
+    std::lock_guard lock(mutex_);
+    // Definitions first: a reader that stops at a damaged frame still knows every earlier event's
+    // communicator and call site.
+    write_side_frames(b.thread, false);
+    write_events(b, false);
+  }
+  // The flush is the tool's time, not the application's: record it so analysis can take it out.
+  Event e;
+  e.op = Op::ToolFlush;
+  e.t_enter = t0;
+  e.t_exit = now_ticks();
+  b.events[b.used++] = e;
+  feed_tracker(e, comms_.get(MPI_COMM_WORLD));
+}
+
+void Recorder::stop(const Event& finalize_event) {
+  if (!active()) return;
+  ThreadBuffer& own = buffer();
+  own.events[own.used++] = finalize_event;
+  feed_tracker(finalize_event, comms_.get(MPI_COMM_WORLD));
+  clocks_.push_back(sync_clock_with_rank0(tool_comm_, rank_, size_, ClockSync::AtFinalize));
+  std::lock_guard lock(mutex_);
+  active_.store(false);
+  tracker_->finish(finalize_event.t_exit);
+  const auto closed = tracker_->closed();
+  closed_steps_.insert(closed_steps_.end(), closed.begin(), closed.end());
+  tracker_->clear_closed();
+  {
+    std::lock_guard block(buffers_mutex_);
+    for (auto& b : buffers_) {
+      write_side_frames(b->thread, false);
+      write_events(*b, false);
+    }
+  }
+  write_side_frames(0, false);
+  scratch_.clear();
+  encode_clocks(clocks_, scratch_);
+  writer_->write_frame(FrameKind::Clock, 0, static_cast<std::uint32_t>(clocks_.size()), scratch_);
+  scratch_.clear();
+  writer_->write_frame(FrameKind::End, 0, 0, scratch_);
+  writer_.reset();
+  finalized_ = true;
+  // Every rank's file is closed before rank 0 declares the trace complete.
+  PMPI_Barrier(tool_comm_);
+  if (rank_ == 0) write_meta(true);
+  PMPI_Comm_free(&tool_comm_);
+}
+
+void Recorder::emergency_flush(bool from_signal) {
+  // Only one attempt: a signal arriving during the exit flush must not write frames twice.
+  static std::atomic<bool> done{false};
+  if (!active() || finalized_ || done.exchange(true)) return;
+  active_.store(false);
+  std::unique_lock lock(mutex_, std::defer_lock);
+  if (from_signal) {
+    if (!lock.try_lock()) return;  // the signal came in the middle of a flush: keep what is written
+  } else {
+    lock.lock();
+  }
+  for (auto& b : buffers_) {
+    write_side_frames(b->thread, from_signal);
+    write_events(*b, from_signal);
+  }
+  scratch_.clear();
+  encode_clocks(clocks_, scratch_);
+  writer_->try_write_frame(FrameKind::Clock, 0, static_cast<std::uint32_t>(clocks_.size()), scratch_);
+}
+
+}  // namespace mstep

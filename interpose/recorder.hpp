@@ -1,0 +1,117 @@
+// The recorder: what the wrappers hand their events to. It keeps one fixed-size event buffer per
+// thread, feeds the M-step tracker, and turns full buffers into trace frames. Memory does not grow
+// with the length of the run: only with the number of distinct call sites and communicators.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "format/step_tracker.hpp"
+#include "format/trace_file.hpp"
+#include "interpose/callsite.hpp"
+#include "interpose/clock.hpp"
+#include "interpose/comm_table.hpp"
+#include "interpose/config.hpp"
+#include "interpose/flat_map.hpp"
+
+namespace mstep {
+
+// What the recorder remembers of a pending nonblocking request until a Wait/Test completes it.
+struct RequestInfo {
+  std::uint32_t id = 0;
+  bool recv = false;
+  const CommInfo* comm = nullptr;
+};
+
+struct ThreadBuffer {
+  std::vector<Event> events;  // fixed capacity, never reallocated
+  std::size_t used = 0;
+  std::uint16_t thread = 0;
+};
+
+class Recorder {
+ public:
+  // True between a successful start() and stop(): wrappers record only then.
+  bool active() const { return active_.load(std::memory_order_relaxed); }
+
+  // After PMPI_Init/PMPI_Init_thread succeeded.
+  void start(int thread_level, std::uint64_t init_enter);
+  // At MPI_Finalize, before PMPI_Finalize: last clock sync, flushes, End frame, metadata.
+  void stop(const Event& finalize_event);
+  // Flushes what it can when the process ends without MPI_Finalize (exit, signal).
+  void emergency_flush(bool from_signal);
+
+  void record(const Event& e, const CommInfo& comm) {
+    ThreadBuffer& b = buffer();
+    b.events[b.used++] = e;
+    feed_tracker(e, comm);
+    if (b.used == b.events.size()) flush(b);
+  }
+  std::uint32_t callsite(void* ret) { return callsites_.lookup(ret); }
+  bool multithreaded() const { return multithreaded_; }
+  const CommInfo& comm(MPI_Comm c) {
+    if (c == MPI_COMM_WORLD) return comms_.get(c);
+    std::unique_lock lock(mutex_, std::defer_lock);
+    if (multithreaded_) lock.lock();
+    return comms_.get(c);
+  }
+  void forget_comm(MPI_Comm c);
+
+  std::uint32_t add_request(MPI_Request r, bool recv, const CommInfo& comm);
+  // The pending request behind handle r; nullopt if mstep never saw it (null, persistent, ...).
+  std::optional<RequestInfo> find_request(MPI_Request r);
+  // Called once MPI has completed (and freed) the request behind handle r.
+  void erase_request(MPI_Request r);
+
+  int rank() const { return rank_; }
+
+ private:
+  ThreadBuffer& buffer() {
+    if (!tls_buffer_) [[unlikely]] return new_thread_buffer();
+    return *tls_buffer_;
+  }
+  ThreadBuffer& new_thread_buffer();
+  void feed_tracker(const Event& e, const CommInfo& comm);
+  void flush(ThreadBuffer& b);
+  // Writes pending steps, communicators and call sites. Caller holds mutex_ (or is the signal path).
+  void write_side_frames(std::uint16_t thread, bool from_signal);
+  void write_events(ThreadBuffer& b, bool from_signal);
+  std::string choose_dir(MPI_Comm tool_comm);
+  void write_meta(bool complete);
+
+  std::atomic<bool> active_{false};
+  bool multithreaded_ = false;
+  bool finalized_ = false;
+  Config config_;
+  int rank_ = 0;
+  int size_ = 1;
+  std::string dir_;
+  MPI_Comm tool_comm_ = MPI_COMM_NULL;  // a private duplicate of MPI_COMM_WORLD for mstep's own messages
+  std::unique_ptr<TraceFileWriter> writer_;
+  std::optional<StepTracker> tracker_;
+  std::vector<StepRecord> closed_steps_;
+  std::vector<ClockSync> clocks_;
+  CallsiteRegistry callsites_;
+  CommTable comms_;
+  FlatHandleMap<RequestInfo> requests_{4096};
+  std::uint32_t next_request_ = 1;
+  std::mutex mutex_;                  // tracker, tables and side frames under MPI_THREAD_MULTIPLE
+  std::mutex buffers_mutex_;          // the list of thread buffers
+  std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
+  std::vector<std::uint8_t> scratch_;
+  double ticks_per_second_ = 1e9;
+  std::vector<std::string> hosts_;
+  std::string mpi_version_;
+
+  static thread_local ThreadBuffer* tls_buffer_;
+};
+
+extern Recorder g_recorder;
+
+}  // namespace mstep

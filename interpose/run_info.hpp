@@ -1,0 +1,37 @@
+// What the recorder learns about the run as a whole: the metadata file, host names, the MPI
+// library, and the clock offsets of every rank to rank 0.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "format/trace_format.hpp"
+
+namespace mstep {
+
+struct RunInfo {
+  int ranks = 0;
+  std::vector<std::string> command;
+  std::string mpi_library;
+  std::vector<std::string> hosts;  // per rank
+  std::string clock;
+  double ticks_per_second = 0;
+  int stack_depth = 1;
+  bool complete = false;
+};
+
+// Writes meta.json atomically (temporary file, then rename). Returns false on failure.
+bool write_run_info(const std::string& path, const RunInfo& info);
+
+std::string program_name();                 // basename of the executable
+std::vector<std::string> command_line();    // from /proc/self/cmdline
+std::string mpi_library_version();          // MPI_Get_library_version, first line
+std::vector<std::string> gather_hosts(MPI_Comm comm, int rank, int size);  // at rank 0; others empty
+
+// Ping-pong with rank 0 over `comm` (collective: every rank calls it). Returns this rank's offset
+// to rank 0's CLOCK_MONOTONIC from the sample with the shortest round trip.
+ClockSync sync_clock_with_rank0(MPI_Comm comm, int rank, int size, ClockSync::When when);
+
+}  // namespace mstep

@@ -1,0 +1,62 @@
+// What every wrapper does around its PMPI call. A wrapper reads the clock right before and right
+// after PMPI, and does its bookkeeping (call site, sizes, partners) outside that interval, so the
+// recorded MPI time is MPI's own.
+#pragma once
+
+#include <mpi.h>
+
+#include "interpose/clock.hpp"
+#include "interpose/recorder.hpp"
+
+namespace mstep {
+
+inline Event begin_event(Op op, void* ret) {
+  Event e;
+  e.op = op;
+  e.callsite = g_recorder.callsite(ret);
+  e.t_enter = now_ticks();
+  return e;
+}
+
+inline std::uint64_t bytes_of(long long count, MPI_Datatype type) {
+  if (count <= 0 || type == MPI_DATATYPE_NULL) return 0;
+  int size = 0;
+  PMPI_Type_size(type, &size);
+  return size > 0 ? static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(size) : 0;
+}
+
+// Bytes a receive really got, from its status (MPICH counts bytes, so MPI_BYTE is exact).
+inline std::uint64_t received_bytes(const MPI_Status& st) {
+  int n = 0;
+  PMPI_Get_count(&st, MPI_BYTE, &n);
+  return n > 0 && n != MPI_UNDEFINED ? static_cast<std::uint64_t>(n) : 0;
+}
+
+inline std::int32_t posted_source(const CommInfo& c, int source) {
+  return source == MPI_ANY_SOURCE ? kAnySource : c.world_rank(source);
+}
+
+// Fill a receive record from the status MPI returned.
+inline void set_received(Event& e, const CommInfo& c, const MPI_Status& st) {
+  e.peer = c.world_rank(st.MPI_SOURCE);  // MPI_PROC_NULL -> kNoPeer
+  e.tag = st.MPI_TAG;
+  e.recv_bytes = e.peer == kNoPeer ? 0 : received_bytes(st);
+}
+
+inline int comm_rank(MPI_Comm comm) {
+  int r = 0;
+  PMPI_Comm_rank(comm, &r);
+  return r;
+}
+
+// Sum of counts[i] over the members other than `self`, times the type size.
+inline std::uint64_t bytes_to_others(const int* counts, int n, int self, MPI_Datatype type) {
+  long long total = 0;
+  for (int i = 0; i < n; ++i)
+    if (i != self) total += counts[i];
+  return bytes_of(total, type);
+}
+
+}  // namespace mstep
+
+#define MSTEP_CALLER __builtin_return_address(0)

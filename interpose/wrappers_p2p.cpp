@@ -1,0 +1,174 @@
+// Point-to-point wrappers. Each returns exactly what PMPI returns and touches nothing the caller
+// passed except through PMPI; where the caller ignores the status, mstep reads its own copy.
+#include "interpose/wrap_common.hpp"
+
+using namespace mstep;
+
+// The four blocking sends share one signature.
+#define MSTEP_BLOCKING_SEND(NAME)                                                                \
+  extern "C" int MPI_##NAME(const void* buf, int count, MPI_Datatype type, int dest, int tag,  \
+                            MPI_Comm comm) {                                                   \
+    if (!g_recorder.active()) return PMPI_##NAME(buf, count, type, dest, tag, comm);           \
+    Event e = begin_event(Op::NAME, MSTEP_CALLER);                                             \
+    const int rc = PMPI_##NAME(buf, count, type, dest, tag, comm);                             \
+    e.t_exit = now_ticks();                                                                    \
+    const CommInfo& c = g_recorder.comm(comm);                                                 \
+    e.peer = c.world_rank(dest);                                                               \
+    e.tag = tag;                                                                               \
+    e.comm = c.id;                                                                             \
+    e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(count, type);                              \
+    g_recorder.record(e, c);                                                                   \
+    return rc;                                                                                 \
+  }
+
+MSTEP_BLOCKING_SEND(Send)
+MSTEP_BLOCKING_SEND(Ssend)
+MSTEP_BLOCKING_SEND(Bsend)
+MSTEP_BLOCKING_SEND(Rsend)
+
+// And the four nonblocking ones.
+#define MSTEP_NONBLOCKING_SEND(NAME)                                                           \
+  extern "C" int MPI_##NAME(const void* buf, int count, MPI_Datatype type, int dest, int tag,  \
+                            MPI_Comm comm, MPI_Request* request) {                             \
+    if (!g_recorder.active()) return PMPI_##NAME(buf, count, type, dest, tag, comm, request);  \
+    Event e = begin_event(Op::NAME, MSTEP_CALLER);                                             \
+    const int rc = PMPI_##NAME(buf, count, type, dest, tag, comm, request);                    \
+    e.t_exit = now_ticks();                                                                    \
+    const CommInfo& c = g_recorder.comm(comm);                                                 \
+    e.peer = c.world_rank(dest);                                                               \
+    e.tag = tag;                                                                               \
+    e.comm = c.id;                                                                             \
+    e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(count, type);                              \
+    if (rc == MPI_SUCCESS) e.request = g_recorder.add_request(*request, false, c);             \
+    g_recorder.record(e, c);                                                                   \
+    return rc;                                                                                 \
+  }
+
+MSTEP_NONBLOCKING_SEND(Isend)
+MSTEP_NONBLOCKING_SEND(Issend)
+MSTEP_NONBLOCKING_SEND(Ibsend)
+MSTEP_NONBLOCKING_SEND(Irsend)
+
+extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
+                        MPI_Comm comm, MPI_Status* status) {
+  if (!g_recorder.active()) return PMPI_Recv(buf, count, type, source, tag, comm, status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  Event e = begin_event(Op::Recv, MSTEP_CALLER);
+  const int rc = PMPI_Recv(buf, count, type, source, tag, comm, st);
+  e.t_exit = now_ticks();
+  const CommInfo& c = g_recorder.comm(comm);
+  e.comm = c.id;
+  if (source == MPI_PROC_NULL) {
+    e.tag = tag;
+  } else {
+    set_received(e, c, *st);
+  }
+  g_recorder.record(e, c);
+  return rc;
+}
+
+extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, int tag,
+                         MPI_Comm comm, MPI_Request* request) {
+  if (!g_recorder.active()) return PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  Event e = begin_event(Op::Irecv, MSTEP_CALLER);
+  const int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
+  e.t_exit = now_ticks();
+  const CommInfo& c = g_recorder.comm(comm);
+  e.peer = posted_source(c, source);
+  e.tag = tag;
+  e.comm = c.id;
+  if (rc == MPI_SUCCESS) e.request = g_recorder.add_request(*request, true, c);
+  g_recorder.record(e, c);
+  return rc;
+}
+
+extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                            int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                            int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  if (!g_recorder.active())
+    return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                         recvtype, source, recvtag, comm, status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  Event e = begin_event(Op::Sendrecv, MSTEP_CALLER);
+  const int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                               recvtype, source, recvtag, comm, st);
+  e.t_exit = now_ticks();
+  const CommInfo& c = g_recorder.comm(comm);
+  e.comm = c.id;
+  e.peer = c.world_rank(dest);
+  e.tag = sendtag;
+  e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(sendcount, sendtype);
+  g_recorder.record(e, c);
+  Event r = e;
+  r.flags = kContinuation | kRecvHalf;
+  r.send_bytes = 0;
+  r.tag = recvtag;
+  r.peer = kNoPeer;
+  if (source != MPI_PROC_NULL) set_received(r, c, *st);
+  g_recorder.record(r, c);
+  return rc;
+}
+
+extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int dest,
+                                    int sendtag, int source, int recvtag, MPI_Comm comm,
+                                    MPI_Status* status) {
+  if (!g_recorder.active())
+    return PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  Event e = begin_event(Op::Sendrecv_replace, MSTEP_CALLER);
+  const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st);
+  e.t_exit = now_ticks();
+  const CommInfo& c = g_recorder.comm(comm);
+  e.comm = c.id;
+  e.peer = c.world_rank(dest);
+  e.tag = sendtag;
+  e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(count, type);
+  g_recorder.record(e, c);
+  Event r = e;
+  r.flags = kContinuation | kRecvHalf;
+  r.send_bytes = 0;
+  r.tag = recvtag;
+  r.peer = kNoPeer;
+  if (source != MPI_PROC_NULL) set_received(r, c, *st);
+  g_recorder.record(r, c);
+  return rc;
+}
+
+extern "C" int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+  if (!g_recorder.active()) return PMPI_Probe(source, tag, comm, status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  Event e = begin_event(Op::Probe, MSTEP_CALLER);
+  const int rc = PMPI_Probe(source, tag, comm, st);
+  e.t_exit = now_ticks();
+  const CommInfo& c = g_recorder.comm(comm);
+  e.comm = c.id;
+  e.peer = source == MPI_PROC_NULL ? kNoPeer : c.world_rank(st->MPI_SOURCE);
+  e.tag = source == MPI_PROC_NULL ? tag : st->MPI_TAG;
+  g_recorder.record(e, c);
+  return rc;
+}
+
+extern "C" int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+  if (!g_recorder.active()) return PMPI_Iprobe(source, tag, comm, flag, status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  Event e = begin_event(Op::Iprobe, MSTEP_CALLER);
+  const int rc = PMPI_Iprobe(source, tag, comm, flag, st);
+  e.t_exit = now_ticks();
+  const CommInfo& c = g_recorder.comm(comm);
+  e.comm = c.id;
+  e.tag = tag;
+  e.peer = posted_source(c, source);
+  if (!*flag) {
+    e.flags = kIncomplete;
+  } else if (source != MPI_PROC_NULL) {
+    e.peer = c.world_rank(st->MPI_SOURCE);
+    e.tag = st->MPI_TAG;
+  }
+  g_recorder.record(e, c);
+  return rc;
+}
