@@ -1,0 +1,142 @@
+// mstep record: run a command with libmstep.so preloaded into every rank.
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "format/trace_format.hpp"
+#include "tools/mstep/commands.hpp"
+
+namespace mstep::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct RecordOptions {
+  std::string dir;
+  bool force = false;
+  int depth = 0;
+  std::string buffer;
+  std::vector<std::string> command;
+};
+
+[[noreturn]] void fail(int code, const std::string& message) {
+  std::fprintf(stderr, "mstep: %s\n", message.c_str());
+  throw CLI::RuntimeError(code);
+}
+
+std::string default_dir() {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  return fmt::format("mstep.{}", stamp);
+}
+
+// An existing trace is never overwritten by accident; with --force its files are removed first,
+// so that no rank file of an earlier, larger run survives beside the new ones.
+void prepare_dir(const RecordOptions& o) {
+  std::error_code ec;
+  if (!fs::exists(o.dir, ec)) return;
+  if (!fs::is_directory(o.dir, ec)) fail(2, fmt::format("{} exists and is not a directory", o.dir));
+  bool has_trace = false;
+  for (const auto& e : fs::directory_iterator(o.dir, ec)) {
+    const auto name = e.path().filename().string();
+    if (name == kMetaFileName || (name.rfind("rank-", 0) == 0 && e.path().extension() == ".mst"))
+      has_trace = true;
+  }
+  if (!has_trace) return;
+  if (!o.force) fail(2, fmt::format("{} already holds a trace (use -f to replace it)", o.dir));
+  for (const auto& e : fs::directory_iterator(o.dir, ec)) {
+    const auto name = e.path().filename().string();
+    if (name == kMetaFileName || (name.rfind("rank-", 0) == 0 && e.path().extension() == ".mst"))
+      fs::remove(e.path(), ec);
+  }
+}
+
+int run(const RecordOptions& o) {
+  if (o.command.empty()) fail(2, "record needs a command to run, e.g. mstep record -- mpiexec -n 2 ./app");
+  const std::string lib = find_preload_library();
+  if (lib.empty()) fail(2, "cannot find libmstep.so next to this mstep (expected in ../lib)");
+  prepare_dir(o);
+  std::string preload = lib;
+  if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  ::setenv("LD_PRELOAD", preload.c_str(), 1);
+  ::setenv("MSTEP_DIR", fs::absolute(o.dir).string().c_str(), 1);
+  if (o.depth > 0) ::setenv("MSTEP_STACK_DEPTH", std::to_string(o.depth).c_str(), 1);
+  if (!o.buffer.empty()) ::setenv("MSTEP_BUFFER", o.buffer.c_str(), 1);
+
+  std::vector<char*> argv;
+  for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) fail(1, fmt::format("cannot fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "mstep: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on.
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGTERM, SIG_IGN);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::error_code ec;
+  if (!fs::exists(fs::path(o.dir) / kMetaFileName, ec)) {
+    std::fprintf(stderr,
+                 "mstep: no trace was written to %s (did the program call MPI_Init, and is it "
+                 "linked with MPICH?)\n",
+                 o.dir.c_str());
+  } else {
+    int ranks = 0;
+    for (const auto& e : fs::directory_iterator(o.dir, ec))
+      if (e.path().extension() == ".mst") ++ranks;
+    std::fprintf(stderr, "mstep: trace of %d rank%s in %s (mstep stats %s)\n", ranks,
+                 ranks == 1 ? "" : "s", o.dir.c_str(), o.dir.c_str());
+  }
+  return code;
+}
+
+}  // namespace
+
+std::string find_preload_library() {
+  char self[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return {};
+  const fs::path bin = fs::path(std::string(self, static_cast<std::size_t>(n))).parent_path();
+  for (const char* libdir : {"lib", MSTEP_INSTALL_LIBDIR}) {
+    const fs::path candidate = bin.parent_path() / libdir / "libmstep.so";
+    std::error_code ec;
+    if (fs::exists(candidate, ec)) return candidate.string();
+  }
+  return {};
+}
+
+void add_record(CLI::App& app) {
+  auto o = std::make_shared<RecordOptions>();
+  auto* cmd = app.add_subcommand("record", "Run an MPI command with libmstep.so preloaded in every rank");
+  cmd->add_option("-o,--output", o->dir, "Trace directory (default: mstep.<date>-<time>)");
+  cmd->add_flag("-f,--force", o->force, "Replace a trace already in the directory");
+  cmd->add_option("--depth", o->depth, "Call-stack frames kept per call site (MSTEP_STACK_DEPTH)")
+      ->check(CLI::Range(1, 32));
+  cmd->add_option("--buffer", o->buffer, "Per-thread event buffer, e.g. 1M (MSTEP_BUFFER)");
+  cmd->prefix_command();
+  cmd->allow_extras();
+  cmd->footer("Example: mstep record -o run1 -- mpiexec -n 4 ./my_app args");
+  cmd->callback([o, cmd] {
+    o->command = cmd->remaining();
+    if (!o->command.empty() && o->command.front() == "--") o->command.erase(o->command.begin());
+    if (o->dir.empty()) o->dir = default_dir();
+    const int code = run(*o);
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace mstep::cli

@@ -1,0 +1,156 @@
+// mstep stats: what was recorded, per rank and per MPI function.
+#include <array>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/trace_dir.hpp"
+#include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
+
+namespace mstep::cli {
+namespace {
+
+struct OpTotals {
+  std::uint64_t calls = 0;
+  std::uint64_t send_bytes = 0;
+  std::uint64_t recv_bytes = 0;
+  double seconds = 0;
+};
+
+struct RankStats {
+  int rank = 0;
+  std::array<OpTotals, kOpCount> ops{};
+  std::uint64_t events = 0;
+  std::uint64_t steps = 0;
+  std::uint64_t trace_bytes = 0;
+  double mpi_seconds = 0;
+  double tool_seconds = 0;  // trace flushes
+  std::string status;
+};
+
+RankStats count(const RankTrace& t, int rank) {
+  RankStats s;
+  s.rank = rank;
+  s.events = t.events.size();
+  s.steps = t.steps.size();
+  s.trace_bytes = t.file_bytes;
+  s.status = trace_end_name(t.end);
+  const double spt = seconds_per_tick(t);
+  for (const Event& e : t.events) {
+    OpTotals& o = s.ops[static_cast<std::size_t>(e.op)];
+    o.send_bytes += e.send_bytes;
+    o.recv_bytes += e.recv_bytes;
+    if (e.continuation()) continue;  // same call as the record before
+    const double d = static_cast<double>(e.t_exit - e.t_enter) * spt;
+    ++o.calls;
+    o.seconds += d;
+    if (e.op == Op::ToolFlush) s.tool_seconds += d;
+    else s.mpi_seconds += d;
+  }
+  return s;
+}
+
+nlohmann::json to_json(const TraceDir& d, const std::vector<RankStats>& ranks) {
+  nlohmann::json j;
+  std::uint64_t events = 0, bytes = 0;
+  nlohmann::json per_rank = nlohmann::json::array();
+  std::map<std::string, std::uint64_t> total_calls;
+  for (const RankStats& r : ranks) {
+    events += r.events;
+    bytes += r.trace_bytes;
+    nlohmann::json calls = nlohmann::json::object(), sent = nlohmann::json::object(),
+                   received = nlohmann::json::object(), seconds = nlohmann::json::object();
+    for (int i = 0; i < kOpCount; ++i) {
+      const OpTotals& o = r.ops[static_cast<std::size_t>(i)];
+      if (o.calls == 0 || static_cast<Op>(i) == Op::ToolFlush) continue;
+      const std::string name = mpi_name(static_cast<Op>(i));
+      calls[name] = o.calls;
+      sent[name] = o.send_bytes;
+      received[name] = o.recv_bytes;
+      seconds[name] = o.seconds;
+      total_calls[name] += o.calls;
+    }
+    per_rank.push_back({{"rank", r.rank}, {"calls", calls}, {"bytes_sent", sent},
+                        {"bytes_received", received}, {"time_s", seconds}, {"steps", r.steps},
+                        {"events", r.events}, {"trace_bytes", r.trace_bytes},
+                        {"mpi_time_s", r.mpi_seconds}, {"tool_time_s", r.tool_seconds},
+                        {"status", r.status}});
+  }
+  j["trace"] = d.path;
+  j["ranks"] = d.ranks.size();
+  j["ranks_read"] = ranks.size();
+  j["events"] = events;
+  j["trace_bytes"] = bytes;
+  j["complete"] = d.meta.complete;
+  j["command"] = d.meta.command;
+  j["calls"] = total_calls;
+  j["per_rank"] = per_rank;
+  j["problems"] = d.problems;
+  return j;
+}
+
+void print_text(const TraceDir& d, const std::vector<RankStats>& ranks) {
+  std::uint64_t events = 0, bytes = 0;
+  for (const auto& r : ranks) events += r.events, bytes += r.trace_bytes;
+  fmt::print("mstep stats: {} ({} ranks, {})\n", d.path, d.ranks.size(),
+             d.meta.complete ? "complete" : "incomplete");
+  if (!d.meta.command.empty()) fmt::print("command: {}\n", fmt::join(d.meta.command, " "));
+  if (!d.meta.mpi_library.empty()) fmt::print("MPI: {}\n", d.meta.mpi_library);
+  fmt::print("\n{:>5} {:>10} {:>7} {:>12} {:>8} {:>12} {:>12}  {}\n", "rank", "events", "steps",
+             "trace bytes", "B/event", "MPI time s", "flush s", "status");
+  for (const auto& r : ranks) {
+    fmt::print("{:>5} {:>10} {:>7} {:>12} {:>8.2f} {:>12.6f} {:>12.6f}  {}\n", r.rank, r.events,
+               r.steps, r.trace_bytes,
+               r.events ? static_cast<double>(r.trace_bytes) / static_cast<double>(r.events) : 0.0,
+               r.mpi_seconds, r.tool_seconds, r.status);
+  }
+  fmt::print("{:>5} {:>10} {:>7} {:>12} {:>8.2f}\n", "all", events, "", bytes,
+             events ? static_cast<double>(bytes) / static_cast<double>(events) : 0.0);
+
+  // Aggregate first (what users read), then each rank.
+  std::array<OpTotals, kOpCount> all{};
+  for (const auto& r : ranks)
+    for (int i = 0; i < kOpCount; ++i) {
+      const auto& o = r.ops[static_cast<std::size_t>(i)];
+      auto& a = all[static_cast<std::size_t>(i)];
+      a.calls += o.calls, a.send_bytes += o.send_bytes, a.recv_bytes += o.recv_bytes, a.seconds += o.seconds;
+    }
+  auto table = [](const std::string& title, const std::array<OpTotals, kOpCount>& ops) {
+    fmt::print("\n{}\n{:<26} {:>10} {:>14} {:>14} {:>12}\n", title, "function", "calls",
+               "bytes sent", "bytes recv", "time s");
+    for (int i = 0; i < kOpCount; ++i) {
+      const auto& o = ops[static_cast<std::size_t>(i)];
+      if (o.calls == 0 || static_cast<Op>(i) == Op::ToolFlush) continue;
+      fmt::print("{:<26} {:>10} {:>14} {:>14} {:>12.6f}\n", mpi_name(static_cast<Op>(i)), o.calls,
+                 o.send_bytes, o.recv_bytes, o.seconds);
+    }
+  };
+  table("All ranks", all);
+  for (const auto& r : ranks) table(fmt::format("Rank {}", r.rank), r.ops);
+}
+
+}  // namespace
+
+void add_stats(CLI::App& app) {
+  struct Options {
+    std::string dir;
+    std::string format = "text";
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("stats", "Per rank and per MPI function: calls, bytes, time, M-steps");
+  cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
+  add_format_option(*cmd, o->format);
+  cmd->callback([o] {
+    const TraceDir d = load_trace_dir(o->dir);
+    std::vector<RankStats> ranks;
+    for (std::size_t r = 0; r < d.ranks.size(); ++r)
+      if (d.ranks[r]) ranks.push_back(count(*d.ranks[r], static_cast<int>(r)));
+    if (o->format == "json") fmt::print("{}\n", to_json(d, ranks).dump(2));
+    else print_text(d, ranks);
+    report_problems(d);
+  });
+}
+
+}  // namespace mstep::cli

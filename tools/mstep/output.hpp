@@ -1,0 +1,25 @@
+// Shared bits of the subcommands' output.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "model/trace_dir.hpp"
+
+namespace mstep::cli {
+
+inline void add_format_option(CLI::App& cmd, std::string& format) {
+  cmd.add_option("--format", format, "Output format: text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+}
+
+// Every problem of the trace on stderr, one line each; a trace with problems exits with 1 after
+// printing all that could be read.
+inline void report_problems(const TraceDir& d) {
+  for (const auto& p : d.problems) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
+  if (!d.problems.empty()) throw CLI::RuntimeError(1);
+}
+
+}  // namespace mstep::cli
