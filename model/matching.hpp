@@ -1,0 +1,49 @@
+// Which receive got which send. MPI's non-overtaking rule makes messages between one sender and
+// one receiver on one communicator with one tag arrive in the order they were sent; the trace
+// records the actual source and tag of every completed receive (wildcards included), so the k-th
+// such receive in posting order got the k-th such send.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "format/rank_trace.hpp"
+
+namespace mstep {
+
+// Communicator ids are local to a rank (creation order). Ranks create communicators by
+// collective calls, in the same order where they share members, so the k-th communicator with a
+// given member list on one rank is the k-th with that list on every member.
+// Returns per rank: local id -> global id (0 is MPI_COMM_WORLD).
+std::vector<std::vector<std::uint32_t>> global_comm_ids(const std::vector<const RankTrace*>& ranks);
+
+struct Message {
+  std::int32_t src = 0;
+  std::int32_t dst = 0;
+  std::uint32_t send_event = 0;  // index of the send record in the sender's events
+  std::uint32_t post_event = 0;  // receive posted: the Recv/Sendrecv record, or the Irecv record
+  std::uint32_t recv_event = 0;  // receive completed: the same, or the Wait/Test record
+  std::uint64_t bytes = 0;       // as the receiver got it
+  std::int32_t tag = 0;
+  std::uint32_t comm = 0;        // global communicator id
+};
+
+struct Unmatched {
+  std::int32_t rank = 0;
+  std::uint32_t event = 0;
+  std::string what;  // one line: "rank 0 event 17: MPI_Send to 1 tag 3 of 8 bytes was never received"
+};
+
+struct Matching {
+  std::vector<Message> messages;  // sorted by (src, send_event)
+  std::vector<Unmatched> unmatched;
+};
+
+// `ranks[i]` may be null (an unreadable rank): messages to and from it are left unmatched.
+Matching match_messages(const std::vector<const RankTrace*>& ranks);
+
+// True for a record that starts a point-to-point send (including Sendrecv's send half).
+bool is_p2p_send(const Event& e);
+
+}  // namespace mstep

@@ -1,0 +1,53 @@
+// All ranks on one timeline. Each rank's ticks become its CLOCK_MONOTONIC nanoseconds through its
+// (ticks, ns) clock samples, then rank 0's clock through the offsets measured by ping-pong at
+// MPI_Init and MPI_Finalize, interpolated linearly in between (drift correction).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "format/rank_trace.hpp"
+
+namespace mstep {
+
+struct RankClock {
+  std::uint64_t base_ticks = 0;  // a tick count with a known local time
+  double base_ns = 0;            // local CLOCK_MONOTONIC ns at base_ticks
+  double ns_per_tick = 1;
+  double offset_ns = 0;          // rank 0's clock minus this one's, at base_ns
+  double drift = 0;              // change of that offset per local ns (0 with one sample)
+
+  double local_ns(std::uint64_t ticks) const {
+    return base_ns + static_cast<double>(static_cast<std::int64_t>(ticks - base_ticks)) * ns_per_tick;
+  }
+  // Rank 0's CLOCK_MONOTONIC nanoseconds at this rank's `ticks`.
+  double global_ns(std::uint64_t ticks) const {
+    const double l = local_ns(ticks);
+    return l + offset_ns + drift * (l - base_ns);
+  }
+};
+
+// The clock of one rank from its samples; without any (a trace cut before its first frame of
+// clock samples) the ticks are taken as nanoseconds-from-start at the header's rate.
+RankClock rank_clock(const RankTrace& t);
+
+class Timeline {
+ public:
+  // `ranks[i]` may be null (unreadable rank): its clock is then the identity.
+  explicit Timeline(const std::vector<const RankTrace*>& ranks);
+  // Seconds since the earliest first event of any rank, on rank 0's clock.
+  double seconds(int rank, std::uint64_t ticks) const {
+    return (clocks_[static_cast<std::size_t>(rank)].global_ns(ticks) - zero_ns_) * 1e-9;
+  }
+  // A duration on one rank, in seconds (no offset involved).
+  double duration(int rank, std::uint64_t ticks) const {
+    return static_cast<double>(ticks) * clocks_[static_cast<std::size_t>(rank)].ns_per_tick * 1e-9;
+  }
+  const RankClock& clock(int rank) const { return clocks_[static_cast<std::size_t>(rank)]; }
+
+ private:
+  std::vector<RankClock> clocks_;
+  double zero_ns_ = 0;
+};
+
+}  // namespace mstep

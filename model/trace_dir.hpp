@@ -1,0 +1,40 @@
+// A recorded run on disk: meta.json and one rank file per rank, loaded with every problem named.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "format/rank_trace.hpp"
+
+namespace mstep {
+
+struct RunMeta {
+  bool present = false;  // meta.json was there and readable
+  int ranks = 0;
+  std::vector<std::string> command;
+  std::string mpi_library;
+  std::vector<std::string> hosts;
+  std::string clock;
+  double ticks_per_second = 0;
+  int stack_depth = 1;
+  bool complete = false;
+};
+
+struct TraceDir {
+  std::string path;
+  RunMeta meta;
+  std::vector<std::optional<RankTrace>> ranks;  // index = rank; nullopt where unreadable
+  std::vector<std::string> problems;            // one line each: file, frame, reason
+  bool ok() const { return problems.empty(); }
+};
+
+// Loads the run in `path` (all ranks, or only `only_rank`). Throws TraceError when `path` is not
+// a trace directory at all; anything less is a line in `problems`.
+TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank = std::nullopt);
+
+// Seconds per clock tick of one rank: from its Init and Finalize clock samples when both exist
+// and lie far enough apart, else from the rate measured at start-up.
+double seconds_per_tick(const RankTrace& t);
+
+}  // namespace mstep

@@ -1,0 +1,276 @@
+// BSPWB and MPM (MODELS.md section 2) against values worked out by hand: the FFT of Roda et al.
+// (formulas 15-17), an imbalance that moves between ranks (MPM < BSPWB), whole-world partner
+// sets (MPM == BSPWB), and ghost steps aligned by the sender's step index.
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <vector>
+
+#include "model/bspwb.hpp"
+
+using namespace mstep::model;
+
+namespace {
+
+StepRecord step(double w, std::uint64_t in, std::uint64_t out, std::vector<Partner> incoming = {}) {
+  return StepRecord{w, in, out, std::move(incoming)};
+}
+
+// The FFT of Roda et al. section 4.1 on p ranks for N complex numbers (16 bytes each), with
+// per-element constants D (division), F (sequential FFT) and R (combination). Step s = 1..log p:
+// ranks whose low s-1 bits are 0 are active; an active rank with bit s-1 set sends its
+// N 2^(s-1)/p elements to rank XOR 2^(s-1) and is done (a PingPong, h = that many elements).
+// Step 1 computes D N/p + F N/p log2(N/p), step s >= 2 combines R N 2^(s-2)/p, and rank 0 ends
+// with a step that only combines R N/2 (formula 17).
+std::vector<RankSteps> fft_steps(unsigned p, unsigned log_p, double N, double D, double F,
+                                 double R, unsigned log_n_over_p) {
+  const double n_over_p = N / p;
+  std::vector<RankSteps> ranks(p);
+  for (unsigned r = 0; r < p; ++r) {
+    for (unsigned s = 1; s <= log_p; ++s) {
+      const unsigned bit = 1u << (s - 1);
+      if ((r & (bit - 1)) != 0) break;  // inactive from here on: ghost steps
+      const double w = s == 1 ? D * n_over_p + F * n_over_p * log_n_over_p
+                              : R * N * (1u << (s - 2)) / p;
+      const auto bytes = static_cast<std::uint64_t>(16 * N * bit / p);
+      if (r & bit) {
+        ranks[r].push_back(step(w, 0, bytes));
+        break;
+      }
+      ranks[r].push_back(step(w, bytes, 0, {{r ^ bit}}));  // sender's step: the same index
+    }
+  }
+  ranks[0].push_back(step(R * N / 2, 0, 0));
+  return ranks;
+}
+
+}  // namespace
+
+TEST_CASE("h-relation: sum or max of in and out", "[bspwb]") {
+  const StepRecord s = step(0, 3, 5);
+  CHECK(h_relation(s, HCombine::Sum) == 8);
+  CHECK(h_relation(s, HCombine::Max) == 5);
+}
+
+TEST_CASE("FFT of Roda et al.: formulas 15-17 on 4 ranks", "[bspwb][mpm][fft]") {
+  // p = 4, N = 4096 complex (16 B), N/p = 1024, log2(N/p) = 10.
+  // D = 1e-6, F = 1e-7, R = 2e-6 s per element; g = 1e-9 s/B, L = 1e-5 s.
+  // Step 1 (all ranks): w = D*1024 + F*1024*10 = 1.024e-3 + 1.024e-3 = 2.048e-3;
+  //   odd ranks send 1024 complex = 16384 B to rank XOR 1.
+  // Step 2 (ranks 0, 2): w = R*N*2^0/p = 2e-6*1024 = 2.048e-3; rank 2 sends 2048 complex =
+  //   32768 B to rank 0.
+  // Step 3 (rank 0 only): w = R*N/2 = 2e-6*2048 = 4.096e-3, no communication.
+  const std::vector<RankSteps> ranks = {
+      {step(2.048e-3, 16384, 0, {{1}}), step(2.048e-3, 32768, 0, {{2}}), step(4.096e-3, 0, 0)},
+      {step(2.048e-3, 0, 16384)},
+      {step(2.048e-3, 16384, 0, {{3}}), step(2.048e-3, 0, 32768)},
+      {step(2.048e-3, 0, 16384)},
+  };
+  // The builder used for 8 ranks below produces this list for 4 (w up to rounding).
+  const std::vector<RankSteps> built = fft_steps(4, 2, 4096, 1e-6, 1e-7, 2e-6, 10);
+  REQUIRE(built.size() == ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    REQUIRE(built[r].size() == ranks[r].size());
+    for (std::size_t s = 0; s < ranks[r].size(); ++s) {
+      CHECK(built[r][s].w == Approx(ranks[r][s].w));
+      CHECK(built[r][s].in_bytes == ranks[r][s].in_bytes);
+      CHECK(built[r][s].out_bytes == ranks[r][s].out_bytes);
+      CHECK(built[r][s].incoming == ranks[r][s].incoming);
+    }
+  }
+
+  // (15) T1 = D N/p + F N/p log(N/p) + L + g h = 2.048e-3 + 1e-5 + 16384e-9 = 2.074384e-3
+  // (16) T2 = T1 + R N/p + L + g h = 2.074384e-3 + 2.048e-3 + 1e-5 + 32768e-9 = 4.165152e-3
+  // (17) T3 = T2 + R N/2 = 4.165152e-3 + 4.096e-3 = 8.261152e-3  (the paper: no L)
+  //      MODELS.md charges L to every step: 8.261152e-3 + 1e-5 = 8.271152e-3
+  BspParams paper{1e-9, 1e-5, HCombine::Sum, /*latency_on_empty_steps=*/false};
+  BspParams models_md{1e-9, 1e-5};
+
+  SECTION("BSPWB") {
+    const BspwbPrediction b = bspwb(ranks, paper);
+    REQUIRE(b.T.size() == 3);
+    CHECK(b.T[0] == Approx(2.074384e-3));
+    CHECK(b.T[1] == Approx(4.165152e-3));
+    CHECK(b.T[2] == Approx(8.261152e-3));
+    CHECK(b.total == Approx(8.261152e-3));
+    CHECK(bspwb(ranks, models_md).total == Approx(8.271152e-3));
+  }
+  SECTION("MPM: rank 0 carries the maximum, so Phi(s,0) = T(s) (the paper's T_s = Phi_s,NAME)") {
+    const MpmPrediction m = mpm(ranks, paper);
+    REQUIRE(m.phi.size() == 4);
+    REQUIRE(m.phi[0].size() == 3);
+    CHECK(m.phi[0][0] == Approx(2.074384e-3));
+    CHECK(m.phi[0][1] == Approx(4.165152e-3));
+    CHECK(m.phi[0][2] == Approx(8.261152e-3));
+    // Ranks 1 and 3 only send in step 1: Gamma = {self}, w = 2.048e-3, h = 16384 -> T1.
+    CHECK_THAT(m.phi[1], Catch::Matchers::Approx(std::vector<double>{2.074384e-3}));
+    CHECK_THAT(m.phi[3], Catch::Matchers::Approx(std::vector<double>{2.074384e-3}));
+    // Rank 2: step 1 receives from 3 -> T1; step 2 sends 32768 B: T1 + 2.048e-3 + 1e-5 +
+    // 32768e-9 = T2.
+    REQUIRE(m.phi[2].size() == 2);
+    CHECK(m.phi[2][0] == Approx(2.074384e-3));
+    CHECK(m.phi[2][1] == Approx(4.165152e-3));
+    CHECK(m.psi == Approx(8.261152e-3));
+    CHECK(mpm(ranks, models_md).psi == Approx(8.271152e-3));
+  }
+}
+
+TEST_CASE("FFT of Roda et al.: formulas 15-17 on 8 ranks, built from the algorithm",
+          "[bspwb][mpm][fft]") {
+  // p = 8, N = 4096, N/p = 512, log2(N/p) = 9; D, F, R, g, L as above.
+  // (15) T1 = 1e-6*512 + 1e-7*512*9 + 1e-5 + 1e-9*512*16
+  //         = 0.512e-3 + 0.4608e-3 + 0.01e-3 + 0.008192e-3 = 0.990992e-3
+  // (16) s=2: T2 = T1 + 2e-6*512 + 1e-5 + 1e-9*1024*16
+  //         = 0.990992e-3 + 1.024e-3 + 0.01e-3 + 0.016384e-3 = 2.041376e-3
+  //      s=3: T3 = T2 + 2e-6*1024 + 1e-5 + 1e-9*2048*16
+  //         = 2.041376e-3 + 2.048e-3 + 0.01e-3 + 0.032768e-3 = 4.132144e-3
+  // (17) T4 = T3 + 2e-6*4096/2 = 4.132144e-3 + 4.096e-3 = 8.228144e-3
+  const std::vector<RankSteps> ranks = fft_steps(8, 3, 4096, 1e-6, 1e-7, 2e-6, 9);
+  // Ghost steps: rank 0 has 4 steps, rank 4 has 3, ranks 2 and 6 have 2, odd ranks 1.
+  CHECK(ranks[0].size() == 4);
+  CHECK(ranks[4].size() == 3);
+  CHECK(ranks[6].size() == 2);
+  CHECK(ranks[5].size() == 1);
+  const BspParams paper{1e-9, 1e-5, HCombine::Sum, false};
+  const BspwbPrediction b = bspwb(ranks, paper);
+  REQUIRE(b.T.size() == 4);
+  CHECK(b.T[0] == Approx(0.990992e-3));
+  CHECK(b.T[1] == Approx(2.041376e-3));
+  CHECK(b.T[2] == Approx(4.132144e-3));
+  CHECK(b.T[3] == Approx(8.228144e-3));
+  const MpmPrediction m = mpm(ranks, paper);
+  CHECK(m.phi[0][0] == Approx(0.990992e-3));
+  CHECK(m.phi[0][1] == Approx(2.041376e-3));
+  CHECK(m.phi[0][2] == Approx(4.132144e-3));
+  CHECK(m.phi[0][3] == Approx(8.228144e-3));
+  CHECK(m.psi == Approx(8.228144e-3));
+}
+
+TEST_CASE("MPM beats BSPWB when the heavy rank changes from step to step", "[bspwb][mpm]") {
+  // Four ranks, two steps, g = 0.25 s/B, L = 1 s. Step 1: exchanges 0<->1 and 2<->3; step 2:
+  // 0<->2 and 1<->3; every exchange moves 2 B each way, so h = 2 + 2 = 4 and g h + L = 2.
+  // Rank 0 computes 4 s in step 1, rank 3 computes 5 s in step 2, everything else 1 s.
+  const std::vector<RankSteps> ranks = {
+      {step(4, 2, 2, {{1}}), step(1, 2, 2, {{2}})},
+      {step(1, 2, 2, {{0}}), step(1, 2, 2, {{3}})},
+      {step(1, 2, 2, {{3}}), step(1, 2, 2, {{0}})},
+      {step(1, 2, 2, {{2}}), step(5, 2, 2, {{1}})},
+  };
+  const BspParams params{0.25, 1};
+
+  // BSPWB: T1 = 4 + 2 = 6; T2 = 6 + 5 + 2 = 13.
+  const BspwbPrediction b = bspwb(ranks, params);
+  CHECK(b.T == std::vector<double>{6, 13});
+
+  // MPM step 1: Phi(1,0) = Phi(1,1) = max(4, 1) + 2 = 6; Phi(1,2) = Phi(1,3) = 1 + 2 = 3.
+  // Step 2: Phi(2,0) = max(6+1, Phi(1,2)+w(2,2) = 3+1) + 2 = 9
+  //         Phi(2,1) = max(6+1, Phi(1,3)+w(2,3) = 3+5) + 2 = 10
+  //         Phi(2,2) = max(3+1, 6+1) + 2 = 9
+  //         Phi(2,3) = max(3+5, 6+1) + 2 = 10;  Psi = 10 < 13.
+  const MpmPrediction m = mpm(ranks, params);
+  CHECK(m.phi[0] == std::vector<double>{6, 9});
+  CHECK(m.phi[1] == std::vector<double>{6, 10});
+  CHECK(m.phi[2] == std::vector<double>{3, 9});
+  CHECK(m.phi[3] == std::vector<double>{3, 10});
+  CHECK(m.psi == 10);
+  CHECK(m.psi < b.total);
+
+  SECTION("@ = max: h = max(2, 2) = 2, g h + L = 1.5") {
+    // BSPWB: T1 = 4 + 1.5 = 5.5; T2 = 5.5 + 5 + 1.5 = 12.
+    // MPM: Phi(1,0) = 5.5, Phi(1,2) = 2.5; Phi(2,1) = max(5.5+1, 2.5+5) + 1.5 = 9 = Psi.
+    const BspParams max_params{0.25, 1, HCombine::Max};
+    CHECK(bspwb(ranks, max_params).total == 12);
+    const MpmPrediction mm = mpm(ranks, max_params);
+    CHECK(mm.phi[0] == std::vector<double>{5.5, 8});  // max(5.5+1, 2.5+1) + 1.5
+    CHECK(mm.psi == 9);
+  }
+}
+
+TEST_CASE("MPM equals BSPWB when every Gamma is the whole world", "[bspwb][mpm]") {
+  // g = 0.5 s/B, L = 2 s. h (sum) per step and rank:
+  //   step 1: 4+0=4, 2+2=4, 0+10=10  -> max 10; max w = 3
+  //   step 2: 0+6=6, 3+3=6, 1+0=1    -> max 6;  max w = 5
+  //   step 3: 2+2=4, 0+1=1, 5+0=5    -> max 5;  max w = 4
+  // T1 = 3 + 0.5*10 + 2 = 10; T2 = 10 + 5 + 3 + 2 = 20; T3 = 20 + 4 + 2.5 + 2 = 28.5.
+  const std::vector<Partner> not0{{1}, {2}}, not1{{0}, {2}}, not2{{0}, {1}};
+  const std::vector<RankSteps> ranks = {
+      {step(1, 4, 0, not0), step(5, 0, 6, not0), step(2, 2, 2, not0)},
+      {step(3, 2, 2, not1), step(1, 3, 3, not1), step(1, 0, 1, not1)},
+      {step(2, 0, 10, not2), step(2, 1, 0, not2), step(4, 5, 0, not2)},
+  };
+  const BspParams params{0.5, 2};
+  const std::vector<double> expected{10, 20, 28.5};
+  CHECK(bspwb(ranks, params).T == expected);
+  const MpmPrediction m = mpm(ranks, params);
+  for (const std::vector<double>& phi : m.phi) CHECK(phi == expected);
+  CHECK(m.psi == 28.5);
+}
+
+TEST_CASE("MPM aligns ghost steps by the sender's step index", "[mpm]") {
+  // Rank 1 computes 2 s in a step without communication, then 3 s and sends 10 B to rank 0,
+  // whose only step receives them. g = 0.1 s/B, L = 1 s.
+  //   Phi(1,1) = 2 + 0 + 1 = 3;  Phi(2,1) = 3 + 3 + 0.1*10 + 1 = 8
+  //   Phi(1,0) = max(0 + 1, Phi(1,1) + w(2,1) = 3 + 3) + 0.1*max(10, 10) + 1 = 8
+  const BspParams params{0.1, 1};
+  std::vector<RankSteps> ranks = {
+      {step(1, 10, 0, {{1, 1}})},
+      {step(2, 0, 0), step(3, 0, 10)},
+  };
+  const MpmPrediction m = mpm(ranks, params);
+  CHECK_THAT(m.phi[0], Catch::Matchers::Approx(std::vector<double>{8}));
+  CHECK_THAT(m.phi[1], Catch::Matchers::Approx(std::vector<double>{3, 8}));
+  CHECK(m.psi == Approx(8));
+
+  // BSPWB aligns by index: T1 = max(1, 2) + max(0.1*10 + 1, 0 + 1) = 4;
+  // T2 = 4 + max(0 (ghost), 3) + max(0 + 1 (ghost), 0.1*10 + 1) = 9.
+  CHECK_THAT(bspwb(ranks, params).T, Catch::Matchers::Approx(std::vector<double>{4, 9}));
+
+  // Without the step index the partner defaults to rank 1's step 0 (w = 2, h = 0):
+  //   Phi(1,0) = max(1, 2) + 0.1*max(10, 0) + 1 = 4.
+  ranks[0][0].incoming = {{1}};
+  CHECK(mpm(ranks, params).phi[0][0] == Approx(4));
+}
+
+TEST_CASE("MPM rejects partners that do not exist or depend on each other", "[mpm]") {
+  const BspParams params{1, 1};
+  SECTION("unknown rank") {
+    const std::vector<RankSteps> ranks = {{step(1, 1, 0, {{5}})}};
+    CHECK_THROWS_AS(mpm(ranks, params), std::invalid_argument);
+  }
+  SECTION("unknown step") {
+    const std::vector<RankSteps> ranks = {{step(1, 1, 0, {{1, 3}})}, {step(1, 0, 1)}};
+    CHECK_THROWS_AS(mpm(ranks, params), std::invalid_argument);
+  }
+  SECTION("a partner may name a later step index than the receiving one; no cycle, no error") {
+    // (0,1) names rank 1's step 1, so it needs Phi(1,0); (1,0) names rank 0's step 1, so it
+    // needs Phi(0,0), which needs nothing: no cycle.
+    const std::vector<RankSteps> ranks = {
+        {step(1, 0, 1), step(1, 1, 0, {{1, 1}})},
+        {step(1, 1, 0, {{0, 1}}), step(1, 0, 1)},
+    };
+    CHECK_NOTHROW(mpm(ranks, params));
+  }
+  SECTION("cycle") {
+    // (0,0) received what rank 1 sent in its step 1, so it needs Phi(1,0); (1,0) received what
+    // rank 0 sent in its step 1, so it needs Phi(0,0): no execution can produce this.
+    const std::vector<RankSteps> ranks = {
+        {step(1, 1, 0, {{1, 1}}), step(1, 0, 1)},
+        {step(1, 1, 0, {{0, 1}}), step(1, 0, 1)},
+    };
+    CHECK_THROWS_AS(mpm(ranks, params), std::invalid_argument);
+  }
+}
+
+TEST_CASE("Prediction error is signed (formula 18)", "[bspwb]") {
+  CHECK(error_pct(10, 9) == Approx(10));    // 100 * (10 - 9) / 10
+  CHECK(error_pct(10, 13) == Approx(-30));  // 100 * (10 - 13) / 10
+  CHECK(error_pct(8, 8) == 0);
+}
+
+TEST_CASE("No ranks or no steps predict zero", "[bspwb][mpm]") {
+  const BspParams params{1, 1};
+  CHECK(bspwb({}, params).total == 0);
+  const std::vector<RankSteps> empty(3);
+  CHECK(bspwb(empty, params).T.empty());
+  CHECK(mpm(empty, params).psi == 0);
+}
