@@ -4,126 +4,167 @@
 
 namespace mstep {
 
-StepTracker::StepTracker(std::int32_t self_world_rank, std::int32_t world_size, std::uint64_t start_ticks)
+StepTracker::StepTracker(std::int32_t self_world_rank, std::int32_t world_size,
+                         std::uint64_t start_ticks)
     : self_(self_world_rank),
-      last_exit_(start_ticks),
-      member_bits_((static_cast<std::size_t>(std::max(world_size, 1)) + 63) / 64, 0) {
-  open_.index = 1;
-  open_.begin = start_ticks;
+      begin_(start_ticks),
+      partner_bits_((static_cast<std::size_t>(std::max(world_size, 1)) + 63) / 64, 0),
+      last_exit_(start_ticks) {
+  // Reserve what a few steps need so the hot path does not allocate while warming up; a step
+  // with more partners grows the vector once and its capacity is kept from then on.
+  partners_.reserve(static_cast<std::size_t>(std::clamp(world_size, 1, 64)));
   add_partner(self_);
 }
 
 void StepTracker::add_partner(std::int32_t rank) {
   if (rank < 0) return;
-  const auto w = static_cast<std::size_t>(rank) / 64;
-  if (w >= member_bits_.size()) member_bits_.resize(w + 1, 0);
-  const std::uint64_t bit = std::uint64_t{1} << (rank % 64);
-  if (member_bits_[w] & bit) return;
-  member_bits_[w] |= bit;
-  open_.partners.push_back(rank);
+  const auto word = static_cast<std::size_t>(rank) / 64;
+  // Peers are world ranks below world_size; growing here only guards against a bad record.
+  if (word >= partner_bits_.size()) [[unlikely]] partner_bits_.resize(word + 1, 0);
+  const std::uint64_t bit = std::uint64_t{1} << (static_cast<unsigned>(rank) % 64);
+  if (partner_bits_[word] & bit) return;
+  partner_bits_[word] |= bit;
+  partners_.push_back(rank);
 }
 
-void StepTracker::close(std::uint64_t t, Accum carry) {
-  StepRecord done = open_;
-  done.end = t;
-  done.compute -= carry.compute;
-  done.mpi -= carry.mpi;
-  std::sort(done.partners.begin(), done.partners.end());
-  closed_.push_back(std::move(done));
-  for (auto p : open_.partners) member_bits_[static_cast<std::size_t>(p) / 64] = 0;
-  const std::uint32_t next = open_.index + 1;
-  open_ = StepRecord{};
-  open_.index = next;
-  open_.begin = t;
-  open_.compute = carry.compute;
-  open_.mpi = carry.mpi;
-  active_ = carry.compute + carry.mpi > 0;
+void StepTracker::close(std::uint64_t t, Usage carry) {
+  if (n_closed_ == closed_.size()) closed_.emplace_back();
+  StepRecord& r = closed_[n_closed_++];
+  r.index = index_;
+  r.begin = begin_;
+  r.end = std::max(t, begin_);
+  r.compute = step_.compute - carry.compute;
+  r.mpi = step_.mpi - carry.mpi;
+  r.bytes_in = bytes_in_;
+  r.bytes_out = bytes_out_;
+  r.msgs_in = msgs_in_;
+  r.msgs_out = msgs_out_;
+  std::sort(partners_.begin(), partners_.end());
+  r.partners.assign(partners_.begin(), partners_.end());  // reuses the slot's capacity
+
+  // Only the words of set members are non-zero: clearing those is O(|Gamma|), not O(world).
+  for (const std::int32_t p : partners_) partner_bits_[static_cast<std::size_t>(p) / 64] = 0;
+  partners_.clear();
+
+  ++index_;
+  begin_ = r.end;
+  step_ = carry;
+  pending_ = carry;
+  bytes_in_ = bytes_out_ = 0;
+  msgs_in_ = msgs_out_ = 0;
   has_recv_ = false;
-  since_recv_ = carry;
   add_partner(self_);
 }
 
-void StepTracker::send_side(std::uint64_t t, std::uint64_t bytes) {
-  // A send after a receive of this step: the step ended with that receive (MODELS.md 1).
-  if (has_recv_) close(last_recv_t_, since_recv_);
-  active_ = true;
-  open_.bytes_out += bytes;
-  ++open_.msgs_out;
-  (void)t;
+void StepTracker::account(const Event& e, bool tool) {
+  // Threads may interleave: never let a gap or a duration go negative.
+  const std::uint64_t gap = e.t_enter > last_exit_ ? e.t_enter - last_exit_ : 0;
+  const std::uint64_t dur = e.t_exit > e.t_enter ? e.t_exit - e.t_enter : 0;
+  last_exit_ = std::max(last_exit_, e.t_exit);
+  Usage u;
+  u.compute = gap;
+  if (!tool) {
+    u.mpi = dur;
+    u.calls = 1;
+  }
+  step_.add(u);
+  pending_.add(u);
+}
+
+void StepTracker::send_side(std::uint64_t bytes) {
+  // A send after a receive of this step: the step ended with that receive (MODELS.md 1), and
+  // what happened since (pending_, this call included) opens the next one.
+  if (has_recv_) close(last_recv_t_, pending_);
+  bytes_out_ += bytes;
+  ++msgs_out_;
 }
 
 void StepTracker::receive(std::int32_t from, std::uint64_t bytes, std::uint64_t t) {
   add_partner(from);
-  open_.bytes_in += bytes;
-  if (from != self_) ++open_.msgs_in;
+  bytes_in_ += bytes;
+  ++msgs_in_;  // a point-to-point message from itself is a message too
   has_recv_ = true;
-  active_ = true;
-  last_recv_t_ = t;
-  since_recv_ = Accum{};
+  last_recv_t_ = std::max(t, begin_);
+  // Everything up to this completion belongs to the step that receives.
+  pending_ = Usage{};
 }
 
-void StepTracker::feed(const Event& e, std::span<const std::int32_t> members) {
-  const Role role = op_role(e.op);
-  if (!e.continuation()) {
-    const std::uint64_t gap = e.t_enter > last_exit_ ? e.t_enter - last_exit_ : 0;
-    const std::uint64_t dur = e.t_exit > e.t_enter ? e.t_exit - e.t_enter : 0;
-    last_exit_ = std::max(last_exit_, e.t_exit);
-    // The tool's own flush is neither computation nor MPI: its gap before still counts.
-    open_.compute += gap;
-    since_recv_.compute += gap;
-    if (role != Role::Tool) {
-      open_.mpi += dur;
-      since_recv_.mpi += dur;
-    }
-    active_ = true;
-  }
-  if (e.flags & kIncomplete) return;
+void StepTracker::collective(const Event& e, Role role, std::span<const std::int32_t> members) {
   const bool root = e.flags & kRoot;
+  // A non-root whose root is kNoPeer is MPI_PROC_NULL in an intercommunicator's root group: it
+  // takes no part in the transfer.
+  const bool rooted_away = role != Role::CollAll && !root && e.peer < 0;
+  const bool sends = !rooted_away && (role == Role::CollAll || (role == Role::CollRootOut) == root);
+  const bool receives =
+      !rooted_away && (role == Role::CollAll || (role == Role::CollRootOut) != root);
+
+  if (sends) send_side(e.send_bytes);
+  if (receives) {
+    if (role == Role::CollRootOut) {
+      receive(e.peer, e.recv_bytes, e.t_exit);
+    } else {
+      // One message in per member other than self (see the header); bytes once for the call.
+      bytes_in_ += e.recv_bytes;
+      for (const std::int32_t m : members) {
+        if (m < 0 || m == self_) continue;
+        add_partner(m);
+        ++msgs_in_;
+      }
+      has_recv_ = true;
+      last_recv_t_ = std::max(e.t_exit, begin_);
+      pending_ = Usage{};
+    }
+  }
+  // A collective always ends the step it is in, its own MPI time included.
+  close(e.t_exit, Usage{});
+}
+
+void StepTracker::feed(const Event& e, std::span<const std::int32_t> comm_members) {
+  const Role role = op_role(e.op);
+  if (!e.continuation()) account(e, role == Role::Tool);
+  if (e.flags & kIncomplete) return;  // a Test/Iprobe that found nothing: MPI time only
+
   switch (role) {
     case Role::Send:
     case Role::Isend:
-      if (e.peer >= 0) send_side(e.t_enter, e.send_bytes);
-      return;
+      if (e.peer >= 0) send_side(e.send_bytes);
+      break;
     case Role::Recv:
       if (e.peer >= 0) receive(e.peer, e.recv_bytes, e.t_exit);
-      return;
+      break;
     case Role::Complete:
+      // Completing a send request is not a send side: the send started at its Isend.
       if ((e.flags & kRecvHalf) && e.peer >= 0) receive(e.peer, e.recv_bytes, e.t_exit);
-      return;
+      break;
     case Role::SendRecv:
-      if (e.peer < 0) return;
+      if (e.peer < 0) break;
       if (e.flags & kRecvHalf) receive(e.peer, e.recv_bytes, e.t_exit);
-      else send_side(e.t_enter, e.send_bytes);
-      return;
+      else send_side(e.send_bytes);
+      break;
     case Role::CollRootOut:
     case Role::CollRootIn:
-    case Role::CollAll: {
-      const bool sends = role == Role::CollAll || (role == Role::CollRootOut ? root : !root);
-      const bool receives = role == Role::CollAll || (role == Role::CollRootOut ? !root : root);
-      if (sends) {
-        send_side(e.t_enter, 0);
-        open_.bytes_out += e.send_bytes;
-      }
-      if (receives) {
-        if (role == Role::CollRootOut) {
-          receive(e.peer, 0, e.t_exit);
-        } else {
-          for (auto m : members) receive(m, 0, e.t_exit);
-        }
-        open_.bytes_in += e.recv_bytes;
-      }
-      // A collective always ends its step; its own MPI time belongs to the step it ends.
-      close(e.t_exit, Accum{});
-      return;
-    }
-    default: return;
+    case Role::CollAll:
+      collective(e, role, comm_members);
+      break;
+    case Role::Other:
+    case Role::Irecv:
+    case Role::Tool:
+      break;
   }
 }
 
 void StepTracker::finish(std::uint64_t end_ticks) {
-  if (!active_) return;
-  close(std::max(end_ticks, open_.begin), Accum{});
-  active_ = false;
+  if (end_ticks > last_exit_) {
+    const Usage tail{end_ticks - last_exit_, 0, 0};
+    step_.add(tail);
+    pending_.add(tail);
+    last_exit_ = end_ticks;
+  }
+  // The end of the program ends the receive phase as a send would: the work after the last
+  // receive is the last step's computation (the paper's final compute-only step), not part of
+  // the communication step before it.
+  if (has_recv_ && (pending_.calls > 0 || pending_.compute > 0)) close(last_recv_t_, pending_);
+  if (!empty()) close(end_ticks, Usage{});
 }
 
 }  // namespace mstep

@@ -1,7 +1,36 @@
-// Run-time M-step inference (MODELS.md section 1), fed one rank's records in call order. Pure:
-// the recorder runs it inside the wrappers and the reader can run it again on a trace.
+// Run-time M-step inference (MODELS.md section 1), fed one rank's Event records in call order.
+// Pure (no MPI, clock or I/O): libmstep.so runs it inside the wrappers, and the reader can run it
+// again on a trace and must get the same steps.
+//
+// Rules, in the words of the code below:
+// - A rank starts in step 1 at start_ticks.
+// - Per call (records without kContinuation; continuation records share the call's times):
+//   MPI time += t_exit - t_enter, computation += t_enter - the previous call's t_exit. ToolFlush
+//   time is neither (the gap before it is computation); it still moves "previous exit" on.
+// - Send side: the start of Send/Isend records, of Sendrecv's send record (no kRecvHalf), and of
+//   collectives that send. Receive side: the completion of Recv records, of Wait/Test records
+//   flagged kRecvHalf, of Sendrecv's kRecvHalf record, and of collectives that receive.
+// - A send side after a receive of the current step closes that step at its last receive's
+//   completion; whatever happened since (computation, MPI time of calls that received nothing)
+//   is carried into the new step, which begins at that completion.
+// - A collective: its send side at t_enter (may close the previous step as above), its receive
+//   side at t_exit, then the step closes at t_exit (its MPI time belongs to that step).
+//   CollRootOut: the root sends, the others receive from Event::peer (the root).
+//   CollRootIn: the others send, the root receives from every member. CollAll: both, all members.
+// - Messages: one out per send side; one in per point-to-point receive, and per collective
+//   receive one per incoming partner other than the rank itself (an approximation: the real
+//   algorithm's messages are the MPI library's business). Bytes are the record's send_bytes and
+//   recv_bytes.
+// - Peers kNoPeer (MPI_PROC_NULL) have no effect on steps; kIncomplete records are MPI time only.
+// - finish(t) ends the trace as a send side would: a step whose receives are followed by other
+//   work closes at its last receive, and the remainder (the program's last computation) becomes a
+//   step of its own ending at t. A step with neither an MPI call nor computation is dropped.
+//
+// With MPI_THREAD_MULTIPLE the records of several threads arrive interleaved: times are then
+// clamped (a gap is never negative, a step never ends before it begins), nothing more.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -14,33 +43,65 @@ class StepTracker {
  public:
   StepTracker(std::int32_t self_world_rank, std::int32_t world_size, std::uint64_t start_ticks);
 
-  // `members`: world ranks of the record's communicator, for collectives.
-  void feed(const Event& e, std::span<const std::int32_t> members);
-  // Closes the open step at `end_ticks` if anything happened in it.
+  // `comm_members`: world ranks of the record's communicator in communicator rank order (the
+  // remote group for an intercommunicator); read only for collectives. Negative entries (processes
+  // outside MPI_COMM_WORLD) are skipped.
+  void feed(const Event& e, std::span<const std::int32_t> comm_members);
+
+  // End of the rank's records (after MPI_Finalize's record, or the last record of a trace).
+  // Time between the last record's exit and end_ticks counts as computation.
   void finish(std::uint64_t end_ticks);
-  std::span<const StepRecord> closed() const { return closed_; }
-  void clear_closed() { closed_.clear(); }
-  std::uint32_t current_index() const { return open_.index; }
+
+  // Steps closed since the last clear_closed(), in order. Valid until the next feed/finish.
+  std::span<const StepRecord> closed() const { return {closed_.data(), n_closed_}; }
+  void clear_closed() { n_closed_ = 0; }
+
+  // Index of the open step (1-based).
+  std::uint32_t current_index() const { return index_; }
 
  private:
-  struct Accum {
-    std::uint64_t compute = 0, mpi = 0;
+  // Time and calls of a stretch of the rank's life.
+  struct Usage {
+    std::uint64_t compute = 0;
+    std::uint64_t mpi = 0;
+    std::uint32_t calls = 0;  // MPI calls (ToolFlush excluded)
+    void add(const Usage& u) {
+      compute += u.compute;
+      mpi += u.mpi;
+      calls += u.calls;
+    }
   };
-  void send_side(std::uint64_t t, std::uint64_t bytes);
+
+  void account(const Event& e, bool tool);
+  void send_side(std::uint64_t bytes);
   void receive(std::int32_t from, std::uint64_t bytes, std::uint64_t t);
+  void collective(const Event& e, Role role, std::span<const std::int32_t> members);
   void add_partner(std::int32_t rank);
-  // Closes the open step at `t`; `carry` (what happened after t) starts the next one.
-  void close(std::uint64_t t, Accum carry);
+  // Closes the open step at `t`; `carry` (part of the open step's usage, what happened after t)
+  // becomes the start of the next step.
+  void close(std::uint64_t t, Usage carry);
+  bool empty() const { return step_.calls == 0 && step_.compute == 0; }
 
   std::int32_t self_;
-  StepRecord open_;
-  Accum since_recv_;          // computation and MPI time after the last completed receive
-  bool has_recv_ = false;     // a receive completed in the open step
-  bool active_ = false;       // anything happened in the open step
-  std::uint64_t last_exit_;
-  std::uint64_t last_recv_t_ = 0;
-  std::vector<std::uint64_t> member_bits_;  // Gamma membership, one bit per world rank
+
+  // The open step.
+  std::uint32_t index_ = 1;
+  std::uint64_t begin_;
+  Usage step_;                    // everything in the open step, pending_ included
+  Usage pending_;                 // the part of step_ after the last completed receive
+  std::uint64_t bytes_in_ = 0, bytes_out_ = 0;
+  std::uint32_t msgs_in_ = 0, msgs_out_ = 0;
+  bool has_recv_ = false;         // a receive completed in the open step
+  std::uint64_t last_recv_t_ = 0; // completion of that step's last receive
+  std::vector<std::int32_t> partners_;    // Gamma of the open step, unsorted, self included
+  std::vector<std::uint64_t> partner_bits_;  // membership of partners_, one bit per world rank
+
+  std::uint64_t last_exit_;       // exit of the previous call (computation starts there)
+
+  // Closed steps; entries past n_closed_ are kept so that their partner vectors' memory is
+  // reused and steady state does not allocate.
   std::vector<StepRecord> closed_;
+  std::size_t n_closed_ = 0;
 };
 
 }  // namespace mstep

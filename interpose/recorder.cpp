@@ -221,20 +221,25 @@ void Recorder::flush(ThreadBuffer& b) {
     write_side_frames(b.thread, false);
     write_events(b, false);
   }
-  // The flush is the tool's time, not the application's: record it so analysis can take it out.
-  Event e;
-  e.op = Op::ToolFlush;
-  e.t_enter = t0;
-  e.t_exit = now_ticks();
+  // The flush is the tool's time, not the application's: it is recorded (before the next call)
+  // so that analysis can take it out. Flushes between records of one call merge into one.
+  if (b.flush.t_exit == 0) {
+    b.flush.op = Op::ToolFlush;
+    b.flush.t_enter = t0;
+  }
+  b.flush.t_exit = now_ticks();
+}
+
+void Recorder::record_flush(ThreadBuffer& b) {
+  const Event e = b.flush;
+  b.flush = Event{};
   b.events[b.used++] = e;
   feed_tracker(e, comms_.get(MPI_COMM_WORLD));
 }
 
 void Recorder::stop(const Event& finalize_event) {
   if (!active()) return;
-  ThreadBuffer& own = buffer();
-  own.events[own.used++] = finalize_event;
-  feed_tracker(finalize_event, comms_.get(MPI_COMM_WORLD));
+  record(finalize_event, comms_.get(MPI_COMM_WORLD));
   clocks_.push_back(sync_clock_with_rank0(tool_comm_, rank_, size_, ClockSync::AtFinalize));
   std::lock_guard lock(mutex_);
   active_.store(false);

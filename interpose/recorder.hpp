@@ -33,6 +33,7 @@ struct ThreadBuffer {
   std::vector<Event> events;  // fixed capacity, never reallocated
   std::size_t used = 0;
   std::uint16_t thread = 0;
+  Event flush;                // the last flush, not yet in the buffer (t_exit 0: none)
 };
 
 class Recorder {
@@ -49,6 +50,8 @@ class Recorder {
 
   void record(const Event& e, const CommInfo& comm) {
     ThreadBuffer& b = buffer();
+    // A flush's own record goes in before the next call, never between two records of one call.
+    if (b.flush.t_exit != 0 && !e.continuation()) [[unlikely]] record_flush(b);
     b.events[b.used++] = e;
     feed_tracker(e, comm);
     if (b.used == b.events.size()) flush(b);
@@ -79,6 +82,7 @@ class Recorder {
   ThreadBuffer& new_thread_buffer();
   void feed_tracker(const Event& e, const CommInfo& comm);
   void flush(ThreadBuffer& b);
+  void record_flush(ThreadBuffer& b);
   // Writes pending steps, communicators and call sites. Caller holds mutex_ (or is the signal path).
   void write_side_frames(std::uint16_t thread, bool from_signal);
   void write_events(ThreadBuffer& b, bool from_signal);
