@@ -55,7 +55,7 @@ bool is_p2p_send(const Event& e) {
   return r == Role::Send || r == Role::Isend || (r == Role::SendRecv && !(e.flags & kRecvHalf));
 }
 
-std::vector<std::vector<std::uint32_t>> global_comm_ids(const std::vector<const RankTrace*>& ranks) {
+std::vector<std::vector<std::uint32_t>> global_comm_ids(std::span<const RankTrace* const> ranks) {
   std::map<std::pair<std::vector<std::int32_t>, int>, std::uint32_t> global;
   std::vector<std::vector<std::uint32_t>> out(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) {
@@ -84,7 +84,7 @@ std::vector<std::vector<std::uint32_t>> global_comm_ids(const std::vector<const 
   return out;
 }
 
-Matching match_messages(const std::vector<const RankTrace*>& ranks) {
+Matching match_messages(std::span<const RankTrace* const> ranks) {
   const auto comm_ids = global_comm_ids(ranks);
   auto global_comm = [&](std::size_t rank, std::uint16_t local) {
     const auto& ids = comm_ids[rank];

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,7 +17,7 @@ namespace mstep {
 // collective calls, in the same order where they share members, so the k-th communicator with a
 // given member list on one rank is the k-th with that list on every member.
 // Returns per rank: local id -> global id (0 is MPI_COMM_WORLD).
-std::vector<std::vector<std::uint32_t>> global_comm_ids(const std::vector<const RankTrace*>& ranks);
+std::vector<std::vector<std::uint32_t>> global_comm_ids(std::span<const RankTrace* const> ranks);
 
 struct Message {
   std::int32_t src = 0;
@@ -41,7 +42,7 @@ struct Matching {
 };
 
 // `ranks[i]` may be null (an unreadable rank): messages to and from it are left unmatched.
-Matching match_messages(const std::vector<const RankTrace*>& ranks);
+Matching match_messages(std::span<const RankTrace* const> ranks);
 
 // True for a record that starts a point-to-point send (including Sendrecv's send half).
 bool is_p2p_send(const Event& e);

@@ -52,7 +52,7 @@ TEST_CASE("receives match sends per channel in posting order, whatever order the
   wait_a.flags = kRecvHalf;
   wait_a.recv_bytes = 100;
   RankTrace r1 = rank(1, 2, {irecv_a, irecv_b, ev(Op::Recv, 0, 6, 35, 300), wait_b, wait_a});
-  const Matching m = match_messages({&r0, &r1});
+  const Matching m = match_messages(std::vector<const RankTrace*>{&r0, &r1});
   REQUIRE(m.messages.size() == 3);
   CHECK(m.unmatched.empty());
   // Sorted by sender's event: send 0 -> Irecv A (event 0) completed by wait_a (event 4).
@@ -81,7 +81,7 @@ TEST_CASE("Sendrecv halves match, and a send never received is reported in one l
   sr1r.recv_bytes = 8;
   RankTrace r0 = rank(0, 2, {sr0, sr0r, ev(Op::Send, 1, 9, 20, 64)});
   RankTrace r1 = rank(1, 2, {sr1, sr1r});
-  const Matching m = match_messages({&r0, &r1});
+  const Matching m = match_messages(std::vector<const RankTrace*>{&r0, &r1});
   REQUIRE(m.messages.size() == 2);
   CHECK(m.messages[0].src == 0);
   CHECK(m.messages[0].send_event == 0);
@@ -102,7 +102,7 @@ TEST_CASE("communicators are identified across ranks by members and creation ord
   r1.comms.push_back({1, false, {1}});
   r1.comms.push_back({2, false, {0, 1}});
   r1.comms.push_back({3, false, {0, 1}});
-  const auto ids = global_comm_ids({&r0, &r1});
+  const auto ids = global_comm_ids(std::vector<const RankTrace*>{&r0, &r1});
   CHECK(ids[0][0] == 0);
   CHECK(ids[1][0] == 0);
   CHECK(ids[0][1] == ids[1][2]);
@@ -116,11 +116,11 @@ TEST_CASE("communicators are identified across ranks by members and creation ord
   rv.comm = 3;
   r0.events = {s};
   r1.events = {rv};
-  const Matching m = match_messages({&r0, &r1});
+  const Matching m = match_messages(std::vector<const RankTrace*>{&r0, &r1});
   CHECK(m.messages.size() == 1);
   CHECK(m.unmatched.empty());
   r1.events[0].comm = 2;
-  CHECK(match_messages({&r0, &r1}).unmatched.size() == 2);
+  CHECK(match_messages(std::vector<const RankTrace*>{&r0, &r1}).unmatched.size() == 2);
 }
 
 TEST_CASE("the timeline applies each rank's tick rate, offset and drift", "[timeline]") {
