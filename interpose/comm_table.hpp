@@ -36,6 +36,10 @@ class CommTable {
   // requests still pending on the freed communicator point at it.
   void forget(MPI_Comm comm) { handles_.erase(static_cast<int>(comm)); }
   std::vector<CommDef> take_new();
+  // Members of the communicator with trace id `id` (empty if unknown).
+  std::span<const std::int32_t> members(std::uint16_t id) const {
+    return id < infos_.size() ? infos_[id]->members() : std::span<const std::int32_t>{};
+  }
 
  private:
   const CommInfo& lookup(MPI_Comm comm);

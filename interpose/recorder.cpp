@@ -140,14 +140,15 @@ ThreadBuffer& Recorder::new_thread_buffer() {
   return *tls_buffer_;
 }
 
-void Recorder::feed_tracker(const Event& e, const CommInfo& comm) {
-  std::unique_lock lock(mutex_, std::defer_lock);
-  if (multithreaded_) lock.lock();
-  tracker_->feed(e, comm.members());
-  if (!tracker_->closed().empty()) [[unlikely]] {
+void Recorder::track_steps(const ThreadBuffer& b) {
+  for (std::size_t i = 0; i < b.used; ++i) {
+    const Event& e = b.events[i];
+    tracker_->feed(e, comms_.members(e.comm));
     const auto closed = tracker_->closed();
-    closed_steps_.insert(closed_steps_.end(), closed.begin(), closed.end());
-    tracker_->clear_closed();
+    if (!closed.empty()) [[unlikely]] {
+      closed_steps_.insert(closed_steps_.end(), closed.begin(), closed.end());
+      tracker_->clear_closed();
+    }
   }
 }
 
@@ -218,6 +219,7 @@ void Recorder::flush(ThreadBuffer& b) {
     std::lock_guard lock(mutex_);
     // Definitions first: a reader that stops at a damaged frame still knows every earlier event's
     // communicator and call site.
+    track_steps(b);
     write_side_frames(b.thread, false);
     write_events(b, false);
   }
@@ -234,21 +236,22 @@ void Recorder::record_flush(ThreadBuffer& b) {
   const Event e = b.flush;
   b.flush = Event{};
   b.events[b.used++] = e;
-  feed_tracker(e, comms_.get(MPI_COMM_WORLD));
 }
 
 void Recorder::stop(const Event& finalize_event) {
   if (!active()) return;
-  record(finalize_event, comms_.get(MPI_COMM_WORLD));
+  record(finalize_event);
   clocks_.push_back(sync_clock_with_rank0(tool_comm_, rank_, size_, ClockSync::AtFinalize));
   std::lock_guard lock(mutex_);
   active_.store(false);
-  tracker_->finish(finalize_event.t_exit);
-  const auto closed = tracker_->closed();
-  closed_steps_.insert(closed_steps_.end(), closed.begin(), closed.end());
-  tracker_->clear_closed();
   {
     std::lock_guard block(buffers_mutex_);
+    for (auto& b : buffers_) track_steps(*b);
+    // The run ends with MPI_Finalize: the last step closes there.
+    tracker_->finish(finalize_event.t_exit);
+    const auto closed = tracker_->closed();
+    closed_steps_.insert(closed_steps_.end(), closed.begin(), closed.end());
+    tracker_->clear_closed();
     for (auto& b : buffers_) {
       write_side_frames(b->thread, false);
       write_events(*b, false);

@@ -48,13 +48,14 @@ class Recorder {
   // Flushes what it can when the process ends without MPI_Finalize (exit, signal).
   void emergency_flush(bool from_signal);
 
-  void record(const Event& e, const CommInfo& comm) {
+  // The hot path: one copy into this thread's buffer. Everything else (M-steps, encoding,
+  // compression) happens when the buffer is full, off the application's critical path.
+  void record(const Event& e) {
     ThreadBuffer& b = buffer();
     // A flush's own record goes in before the next call, never between two records of one call.
     if (b.flush.t_exit != 0 && !e.continuation()) [[unlikely]] record_flush(b);
     b.events[b.used++] = e;
-    feed_tracker(e, comm);
-    if (b.used == b.events.size()) flush(b);
+    if (b.used == b.events.size()) [[unlikely]] flush(b);
   }
   std::uint32_t callsite(void* ret) { return callsites_.lookup(ret); }
   bool multithreaded() const { return multithreaded_; }
@@ -80,7 +81,8 @@ class Recorder {
     return *tls_buffer_;
   }
   ThreadBuffer& new_thread_buffer();
-  void feed_tracker(const Event& e, const CommInfo& comm);
+  // Feeds the buffer's events to the step tracker. Caller holds mutex_.
+  void track_steps(const ThreadBuffer& b);
   void flush(ThreadBuffer& b);
   void record_flush(ThreadBuffer& b);
   // Writes pending steps, communicators and call sites. Caller holds mutex_ (or is the signal path).

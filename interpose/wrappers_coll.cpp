@@ -39,7 +39,7 @@ extern "C" int MPI_Barrier(MPI_Comm comm) {
   Event e = begin_event(Op::Barrier, MSTEP_CALLER);
   const int rc = PMPI_Barrier(comm);
   Coll k = finish_coll(e, comm);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -52,7 +52,7 @@ extern "C" int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_
   const std::uint64_t m = bytes_of(count, type);
   if (k.e.flags & kRoot) k.e.send_bytes = m * others(k.n);
   else k.e.recv_bytes = m;
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -66,7 +66,7 @@ extern "C" int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
   const std::uint64_t m = bytes_of(count, type);
   if (k.e.flags & kRoot) k.e.recv_bytes = m * others(k.n);
   else k.e.send_bytes = m;
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -78,7 +78,7 @@ extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_
   Coll k = finish_coll(e, comm);
   const std::uint64_t m = bytes_of(count, type);
   k.e.send_bytes = k.e.recv_bytes = m * others(k.n);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -92,7 +92,7 @@ extern "C" int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendt
   set_root(k.e, *k.c, root, k.me);
   if (k.e.flags & kRoot) k.e.recv_bytes = bytes_of(recvcount, recvtype) * others(k.n);
   else k.e.send_bytes = bytes_of(sendcount, sendtype);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -108,7 +108,7 @@ extern "C" int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype send
   set_root(k.e, *k.c, root, k.me);
   if (k.e.flags & kRoot) k.e.recv_bytes = bytes_to_others(recvcounts, k.n, k.me, recvtype);
   else k.e.send_bytes = bytes_of(sendcount, sendtype);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -122,7 +122,7 @@ extern "C" int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype send
   set_root(k.e, *k.c, root, k.me);
   if (k.e.flags & kRoot) k.e.send_bytes = bytes_of(sendcount, sendtype) * others(k.n);
   else k.e.recv_bytes = bytes_of(recvcount, recvtype);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -138,7 +138,7 @@ extern "C" int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const i
   set_root(k.e, *k.c, root, k.me);
   if (k.e.flags & kRoot) k.e.send_bytes = bytes_to_others(sendcounts, k.n, k.me, sendtype);
   else k.e.recv_bytes = bytes_of(recvcount, recvtype);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -153,7 +153,7 @@ extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype se
   const std::uint64_t out = sendbuf == MPI_IN_PLACE ? in : bytes_of(sendcount, sendtype);
   k.e.send_bytes = out * others(k.n);
   k.e.recv_bytes = in * others(k.n);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -171,7 +171,7 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
                                 : bytes_of(sendcount, sendtype);
   k.e.send_bytes = out * others(k.n);
   k.e.recv_bytes = bytes_to_others(recvcounts, k.n, k.me, recvtype);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -186,7 +186,7 @@ extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sen
   const std::uint64_t out = sendbuf == MPI_IN_PLACE ? in : bytes_of(sendcount, sendtype);
   k.e.send_bytes = out * others(k.n);
   k.e.recv_bytes = in * others(k.n);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -203,7 +203,7 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
   k.e.recv_bytes = bytes_to_others(recvcounts, k.n, k.me, recvtype);
   k.e.send_bytes = sendbuf == MPI_IN_PLACE ? k.e.recv_bytes
                                            : bytes_to_others(sendcounts, k.n, k.me, sendtype);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -215,7 +215,7 @@ extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int 
   Coll k = finish_coll(e, comm);
   k.e.send_bytes = bytes_to_others(recvcounts, k.n, k.me, type);
   k.e.recv_bytes = bytes_of(k.me < k.n ? recvcounts[k.me] : 0, type) * others(k.n);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }
 
@@ -227,6 +227,6 @@ extern "C" int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int 
   const int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
   Coll k = finish_coll(e, comm);
   k.e.send_bytes = k.e.recv_bytes = bytes_of(recvcount, type) * others(k.n);
-  g_recorder.record(k.e, *k.c);
+  g_recorder.record(k.e);
   return rc;
 }

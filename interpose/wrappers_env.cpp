@@ -17,7 +17,7 @@ int start_recording(int rc, std::uint64_t t_enter, Op op, void* ret) {
   e.callsite = g_recorder.callsite(ret);
   e.t_enter = t_enter;
   e.t_exit = now_ticks();
-  g_recorder.record(e, g_recorder.comm(MPI_COMM_WORLD));
+  g_recorder.record(e);
   return rc;
 }
 
@@ -30,7 +30,7 @@ int record_new_comm(Event e, MPI_Comm parent, const MPI_Comm* created, int rc) {
     // Register it now so its members reach the trace even if it only ever carries collectives.
     e.peer = static_cast<std::int32_t>(g_recorder.comm(*created).id);
   }
-  g_recorder.record(e, c);
+  g_recorder.record(e);
   return rc;
 }
 
@@ -83,6 +83,6 @@ extern "C" int MPI_Comm_free(MPI_Comm* comm) {
   e.t_exit = now_ticks();
   e.comm = c.id;
   if (rc == MPI_SUCCESS) g_recorder.forget_comm(handle);
-  g_recorder.record(e, c);
+  g_recorder.record(e);
   return rc;
 }

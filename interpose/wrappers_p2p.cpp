@@ -17,7 +17,7 @@ using namespace mstep;
     e.tag = tag;                                                                               \
     e.comm = c.id;                                                                             \
     e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(count, type);                              \
-    g_recorder.record(e, c);                                                                   \
+    g_recorder.record(e);                                                                   \
     return rc;                                                                                 \
   }
 
@@ -40,7 +40,7 @@ MSTEP_BLOCKING_SEND(Rsend)
     e.comm = c.id;                                                                             \
     e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(count, type);                              \
     if (rc == MPI_SUCCESS) e.request = g_recorder.add_request(*request, false, c);             \
-    g_recorder.record(e, c);                                                                   \
+    g_recorder.record(e);                                                                   \
     return rc;                                                                                 \
   }
 
@@ -64,7 +64,7 @@ extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int
   } else {
     set_received(e, c, *st);
   }
-  g_recorder.record(e, c);
+  g_recorder.record(e);
   return rc;
 }
 
@@ -79,7 +79,7 @@ extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, in
   e.tag = tag;
   e.comm = c.id;
   if (rc == MPI_SUCCESS) e.request = g_recorder.add_request(*request, true, c);
-  g_recorder.record(e, c);
+  g_recorder.record(e);
   return rc;
 }
 
@@ -100,14 +100,14 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
   e.peer = c.world_rank(dest);
   e.tag = sendtag;
   e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(sendcount, sendtype);
-  g_recorder.record(e, c);
+  g_recorder.record(e);
   Event r = e;
   r.flags = kContinuation | kRecvHalf;
   r.send_bytes = 0;
   r.tag = recvtag;
   r.peer = kNoPeer;
   if (source != MPI_PROC_NULL) set_received(r, c, *st);
-  g_recorder.record(r, c);
+  g_recorder.record(r);
   return rc;
 }
 
@@ -126,14 +126,14 @@ extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int
   e.peer = c.world_rank(dest);
   e.tag = sendtag;
   e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(count, type);
-  g_recorder.record(e, c);
+  g_recorder.record(e);
   Event r = e;
   r.flags = kContinuation | kRecvHalf;
   r.send_bytes = 0;
   r.tag = recvtag;
   r.peer = kNoPeer;
   if (source != MPI_PROC_NULL) set_received(r, c, *st);
-  g_recorder.record(r, c);
+  g_recorder.record(r);
   return rc;
 }
 
@@ -148,7 +148,7 @@ extern "C" int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status)
   e.comm = c.id;
   e.peer = source == MPI_PROC_NULL ? kNoPeer : c.world_rank(st->MPI_SOURCE);
   e.tag = source == MPI_PROC_NULL ? tag : st->MPI_TAG;
-  g_recorder.record(e, c);
+  g_recorder.record(e);
   return rc;
 }
 
@@ -169,6 +169,6 @@ extern "C" int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Sta
     e.peer = c.world_rank(st->MPI_SOURCE);
     e.tag = st->MPI_TAG;
   }
-  g_recorder.record(e, c);
+  g_recorder.record(e);
   return rc;
 }

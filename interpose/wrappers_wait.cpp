@@ -29,7 +29,7 @@ class Completions {
       e.comm = info->comm->id;
       set_received(e, *info->comm, *st);
     }
-    g_recorder.record(e, *info->comm);
+    g_recorder.record(e);
     any_ = true;
   }
   // A call that completed nothing mstep knows of still took MPI time.
@@ -37,7 +37,7 @@ class Completions {
     if (any_) return;
     Event e = call_;
     if (incomplete) e.flags |= kIncomplete;
-    g_recorder.record(e, g_recorder.comm(MPI_COMM_WORLD));
+    g_recorder.record(e);
   }
 
  private:
