@@ -130,7 +130,6 @@ void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& ou
   prev.peer = kNoPeer;
   prev.tag = kNoTag;
   std::uint32_t prev_request = 0;
-  out.reserve(out.size() + n);
   for (std::size_t i = 0; i < n; ++i) {
     Event e;
     const std::uint8_t op = head.u8();

@@ -162,22 +162,15 @@ std::uint32_t Recorder::add_request(MPI_Request r, bool recv, const CommInfo& co
   std::unique_lock lock(mutex_, std::defer_lock);
   if (multithreaded_) lock.lock();
   const std::uint32_t id = next_request_++;
-  requests_.insert(static_cast<int>(r), RequestInfo{id, recv, &comm});
+  requests_.add(static_cast<int>(r), RequestInfo{id, recv, &comm});
   return id;
 }
 
-std::optional<RequestInfo> Recorder::find_request(MPI_Request r) {
+std::optional<RequestInfo> Recorder::take_request(MPI_Request r) {
   if (r == MPI_REQUEST_NULL) return std::nullopt;
   std::unique_lock lock(mutex_, std::defer_lock);
   if (multithreaded_) lock.lock();
-  if (RequestInfo* info = requests_.find(static_cast<int>(r))) return *info;
-  return std::nullopt;
-}
-
-void Recorder::erase_request(MPI_Request r) {
-  std::unique_lock lock(mutex_, std::defer_lock);
-  if (multithreaded_) lock.lock();
-  requests_.erase(static_cast<int>(r));
+  return requests_.take(static_cast<int>(r));
 }
 
 void Recorder::write_side_frames(std::uint16_t thread, bool from_signal) {
@@ -282,6 +275,17 @@ void Recorder::emergency_flush(bool from_signal) {
   } else {
     lock.lock();
   }
+  // The steps of the buffered events, and the open one up to the last event: a run that ends
+  // without MPI_Finalize keeps its M-steps too.
+  std::uint64_t last = 0;
+  for (auto& b : buffers_) {
+    track_steps(*b);
+    if (b->used) last = std::max(last, b->events[b->used - 1].t_exit);
+  }
+  if (last) tracker_->finish(last);
+  const auto closed = tracker_->closed();
+  closed_steps_.insert(closed_steps_.end(), closed.begin(), closed.end());
+  tracker_->clear_closed();
   for (auto& b : buffers_) {
     write_side_frames(b->thread, from_signal);
     write_events(*b, from_signal);

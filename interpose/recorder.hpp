@@ -19,15 +19,9 @@
 #include "interpose/comm_table.hpp"
 #include "interpose/config.hpp"
 #include "interpose/flat_map.hpp"
+#include "interpose/request_table.hpp"
 
 namespace mstep {
-
-// What the recorder remembers of a pending nonblocking request until a Wait/Test completes it.
-struct RequestInfo {
-  std::uint32_t id = 0;
-  bool recv = false;
-  const CommInfo* comm = nullptr;
-};
 
 struct ThreadBuffer {
   std::vector<Event> events;  // fixed capacity, never reallocated
@@ -68,10 +62,9 @@ class Recorder {
   void forget_comm(MPI_Comm c);
 
   std::uint32_t add_request(MPI_Request r, bool recv, const CommInfo& comm);
-  // The pending request behind handle r; nullopt if mstep never saw it (null, persistent, ...).
-  std::optional<RequestInfo> find_request(MPI_Request r);
-  // Called once MPI has completed (and freed) the request behind handle r.
-  void erase_request(MPI_Request r);
+  // Called once MPI has completed the request behind handle r: the oldest request mstep saw
+  // behind that handle, removed; nullopt if none (null, persistent, foreign requests).
+  std::optional<RequestInfo> take_request(MPI_Request r);
 
   int rank() const { return rank_; }
 
@@ -105,7 +98,7 @@ class Recorder {
   std::vector<ClockSync> clocks_;
   CallsiteRegistry callsites_;
   CommTable comms_;
-  FlatHandleMap<RequestInfo> requests_{4096};
+  RequestTable requests_;
   std::uint32_t next_request_ = 1;
   std::mutex mutex_;                  // tracker, tables and side frames under MPI_THREAD_MULTIPLE
   std::mutex buffers_mutex_;          // the list of thread buffers

@@ -18,9 +18,8 @@ class Completions {
 
   // Request `handle` (as it was before the call) completed with status `st`.
   void add(MPI_Request handle, const MPI_Status* st) {
-    const auto info = g_recorder.find_request(handle);
+    const auto info = g_recorder.take_request(handle);
     if (!info) return;  // null, persistent or foreign request: nothing to tie it to
-    g_recorder.erase_request(handle);
     Event e = call_;
     e.request = info->id;
     if (any_) e.flags |= kContinuation;

@@ -10,7 +10,7 @@
 #include "tools/mstep/commands.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"mstep: record MPI runs, count them, and model where their time goes"};
+  CLI::App app{"mstep: record MPI runs, count them, and model where their time goes", "mstep"};
   app.set_version_flag("--version", std::string("mstep ") + MSTEP_VERSION);
   app.require_subcommand(1);
   // One line per error, as every mstep error is.
@@ -20,17 +20,44 @@ int main(int argc, char** argv) {
   mstep::cli::add_record(app);
   mstep::cli::add_stats(app);
   mstep::cli::add_dump(app);
+  mstep::cli::add_calibrate(app);
+  mstep::cli::add_params(app);
+  mstep::cli::add_report(app);
   // `mstep record [options] -- command...`: CLI11 hands a prefix command's words over only when
-  // they are not behind "--", so drop the first "--" after "record".
+  // they are not behind "--", so drop the "--" that ends record's own options (and only that one:
+  // the command may have a "--" of its own).
   std::vector<std::string> args(argv + 1, argv + argc);
   if (const auto rec = std::find(args.begin(), args.end(), "record"); rec != args.end()) {
-    if (const auto dashes = std::find(rec, args.end(), "--"); dashes != args.end()) args.erase(dashes);
+    for (auto it = rec + 1; it != args.end(); ++it) {
+      if (*it == "--") {
+        args.erase(it);
+        break;
+      }
+      if (it->empty() || (*it)[0] != '-') break;  // the command itself
+      const bool takes_value = *it == "-o" || *it == "--output" || *it == "--depth" || *it == "--buffer";
+      if (takes_value && it + 1 != args.end()) ++it;
+    }
+  }
+  // An unknown command word: say which, rather than CLI11's "a subcommand is required".
+  if (!args.empty() && args.front()[0] != '-') {
+    bool known = false;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      known = known || sub->get_name() == args.front();
+    if (!known) {
+      std::fprintf(stderr, "mstep: unknown command '%s' (commands: record, stats, dump, report, calibrate, params)\n",
+                   args.front().c_str());
+      return 2;
+    }
   }
   std::reverse(args.begin(), args.end());  // CLI11 takes a vector in reverse order
   try {
     app.parse(args);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Help and version exit 0; a usage error exits 2, whatever CLI11's own code for it. A
+    // subcommand's RuntimeError carries the exit code it chose.
+    const int code = app.exit(e);
+    if (code == 0 || e.get_name() == "RuntimeError") return code;
+    return 2;
   } catch (const mstep::TraceError& e) {
     std::fprintf(stderr, "mstep: %s\n", e.what());
     return 1;
