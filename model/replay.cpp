@@ -1,0 +1,573 @@
+// The replay loop (semantics in model/replay.hpp). Ranks advance through their records as far as
+// the times they depend on are known; a rank that needs a partner's time not known yet (a send
+// start for a receive, a receive post for a rendezvous send) stops, and the partner wakes it when
+// it publishes that time. No heap allocation and no virtual call per record: the cost model is a
+// template parameter, and every array is sized before the loop (collective slot storage is
+// recycled between instances).
+#include <algorithm>
+#include <array>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "model/replay_plan.hpp"
+
+namespace mstep::model {
+namespace {
+
+using detail::kNone;
+using detail::kUnknown;
+using detail::PlanInstance;
+using detail::PlanMsg;
+using detail::PlanRank;
+using detail::ReplayPlan;
+
+constexpr std::array<Role, kOpCount> kRoles = {
+#define MSTEP_OP(name, role) Role::role,
+#include "format/ops.def"
+#undef MSTEP_OP
+};
+inline Role role_of(Op op) { return kRoles[static_cast<std::size_t>(op)]; }
+
+// ---- Cost models ---------------------------------------------------------------------------
+
+struct LogGPSCost {
+  LogGPS m;
+  static constexpr bool kSynchronousSends = true;  // MPI_Ssend waits for its receive whatever S is
+  double gap() const { return m.p.g; }
+  bool rendezvous(std::uint64_t k) const { return m.rendezvous(k); }
+  double send_cpu(std::uint64_t k) const { return m.T1(k); }
+  double recv_cpu(std::uint64_t k) const { return m.T3(k); }
+  double eager_arrival(std::uint64_t k, double ts) const { return ts + m.T1(k) + m.T2(k); }
+  double rts_arrival(double ts) const { return ts + m.p.o + m.p.L; }
+  double rndv_sender_done(std::uint64_t k, double ts, double tr) const { return ts + m.T4(ts, tr) + m.T5() + m.T1(k); }
+  double rndv_arrival(std::uint64_t k, double ts, double tr) const { return rndv_sender_done(k, ts, tr) + m.T2(k); }
+};
+
+struct LinearModelCost {
+  TwoRegimeLinearModel lm;
+  static constexpr bool kSynchronousSends = false;
+  const LinearCost& line(std::uint64_t k) const { return k < lm.boundary ? lm.below : lm.above; }
+  double gap() const { return 0; }
+  bool rendezvous(std::uint64_t) const { return false; }
+  double send_cpu(std::uint64_t k) const { return std::max(0.0, static_cast<double>(k) / line(k).B); }
+  double recv_cpu(std::uint64_t) const { return 0; }
+  double eager_arrival(std::uint64_t k, double ts) const { return ts + std::max(0.0, lm.time(k)); }
+  double rts_arrival(double ts) const { return ts; }
+  double rndv_sender_done(std::uint64_t k, double ts, double) const { return ts + send_cpu(k); }
+  double rndv_arrival(std::uint64_t k, double ts, double) const { return eager_arrival(k, ts); }
+};
+
+// ---- The loop ------------------------------------------------------------------------------
+
+struct Slot {
+  double ts = kUnknown;
+  double tr = kUnknown;
+};
+
+enum class Mode : std::uint8_t { Between, InCall, InColl, Done };
+
+struct RankState {
+  const Event* ev = nullptr;
+  const std::uint32_t* link = nullptr;
+  const std::uint32_t* order = nullptr;  // null: records in file order
+  std::uint32_t n = 0;
+  std::uint32_t pos = 0;                 // next position to start a call at
+  std::uint32_t first = 0, last = 0;     // the current call's records [first, last)
+  std::uint32_t cursor = 0;              // the record being completed
+  Mode mode = Mode::Done;
+  bool blocked = false;
+  bool force = false;                    // deadlock fallback: resolve the next unknown time
+  double t = 0;                          // end of the last completed call
+  double entry = 0;                      // entry of the current call
+  double end = 0;                        // completion of the current call so far
+  double pending = 0;                    // computation seen between records of one call
+  double last_ts = -1e300;               // start of the rank's last send (for g)
+  double spt = 1e-9;
+  std::uint64_t last_exit = 0;
+  // The collective in progress.
+  std::uint32_t inst = kNone;
+  std::uint64_t member = 0;
+  std::uint32_t step = 0, nsteps = 0, op = 0;
+  bool step_open = false;
+  double step_start = 0, step_end = 0;
+  CollOp* prog = nullptr;
+  std::uint32_t* steps = nullptr;
+
+  std::uint32_t at(std::uint32_t p) const { return order ? order[p] : p; }
+  double gap(std::uint64_t t_enter) const {
+    return t_enter > last_exit ? static_cast<double>(t_enter - last_exit) * spt : 0.0;
+  }
+  double recorded(const Event& e) const {
+    return e.t_exit > e.t_enter ? static_cast<double>(e.t_exit - e.t_enter) * spt : 0.0;
+  }
+};
+
+template <class Cost>
+class Engine {
+ public:
+  Engine(ReplayPlan& plan, const Cost& cost, ReplayResult& out) : plan_(plan), cost_(cost), out_(out) {
+    const std::size_t P = plan.ranks.size();
+    states_.resize(P);
+    ready_.reserve(P);
+    progs_.resize(P);
+    steps_.resize(P);
+    finish_.assign(P, 0.0);
+    arrival_.assign(plan.members_total, 0.0);
+    coll_end_.assign(plan.members_total, 0.0);
+    coll_event_.assign(plan.members_total, 0);
+    for (std::size_t r = 0; r < P; ++r) {
+      const PlanRank& pr = plan.ranks[r];
+      RankState& s = states_[r];
+      if (!pr.present) continue;
+      s.ev = pr.ev;
+      s.link = pr.link.data();
+      s.order = pr.order.empty() ? nullptr : pr.order.data();
+      s.n = pr.n;
+      s.pos = pr.start_pos;
+      s.t = pr.start_s;
+      s.spt = pr.spt;
+      s.last_exit = pr.start_ticks;
+      s.mode = Mode::Between;
+      const std::uint32_t cap = coll_max_ops(std::max<std::uint32_t>(pr.max_comm, 1));
+      progs_[r].resize(cap);
+      steps_[r].resize(cap);
+      s.prog = progs_[r].data();
+      s.steps = steps_[r].data();
+      ready_.push_back(static_cast<std::uint32_t>(r));
+    }
+  }
+
+  void run() {
+    for (;;) {
+      while (!ready_.empty()) {
+        const std::uint32_t r = ready_.back();
+        ready_.pop_back();
+        advance(states_[r]);
+      }
+      // Nothing can move: either all ranks are done, or the model deadlocked where the run did
+      // not. Resolve the earliest blocked call and go on.
+      std::uint32_t pick = kNone;
+      double earliest = 0;
+      for (std::uint32_t r = 0; r < states_.size(); ++r) {
+        const RankState& s = states_[r];
+        if (!s.blocked) continue;
+        const double when = s.mode == Mode::InColl ? s.step_start : s.entry;
+        if (pick == kNone || when < earliest) pick = r, earliest = when;
+      }
+      if (pick == kNone) break;
+      states_[pick].blocked = false;
+      states_[pick].force = true;
+      ready_.push_back(pick);
+    }
+    for (std::size_t r = 0; r < states_.size(); ++r) finish_[r] = states_[r].t;
+  }
+
+  std::vector<double> finish_, arrival_, coll_end_;
+  std::vector<std::uint32_t> coll_event_;
+
+ private:
+  void wake(std::int32_t rank) {
+    RankState& s = states_[static_cast<std::size_t>(rank)];
+    if (s.blocked) {
+      s.blocked = false;
+      ready_.push_back(static_cast<std::uint32_t>(rank));
+      // Its records are cold by now (the other ranks ran): fetch the next ones while we finish.
+      if (s.mode == Mode::InCall && s.last < s.n) {
+        const Event* next = s.ev + s.at(s.last);
+        __builtin_prefetch(next);
+        __builtin_prefetch(reinterpret_cast<const char*>(next) + 64);
+        __builtin_prefetch(s.link + s.at(s.last));
+      }
+    }
+  }
+  bool synchronous(std::uint32_t m, std::uint64_t bytes) const {
+    const std::uint8_t mode = plan_.msg_mode[m];
+    if (mode == detail::kSynchronous) return Cost::kSynchronousSends;
+    if (mode == detail::kBuffered) return false;
+    return cost_.rendezvous(bytes);
+  }
+  // The deadlock fallback: true once, if the rank was chosen to break a cycle.
+  bool forced(RankState& s) {
+    if (!s.force) return false;
+    s.force = false;
+    ++out_.model_deadlocks;
+    return true;
+  }
+  double keep_recorded(const RankState& s, const Event& e) {
+    ++out_.recorded_calls;
+    return s.entry + s.recorded(e);
+  }
+
+  void advance(RankState& s) {
+    for (;;) {
+      switch (s.mode) {
+        case Mode::Done: return;
+        case Mode::Between:
+          if (!start_call(s)) return;
+          break;
+        case Mode::InCall:
+          if (!complete_call(s)) return;
+          break;
+        case Mode::InColl:
+          if (!run_collective(s)) return;
+          break;
+      }
+    }
+  }
+
+  // Reads the next call: its computation gap, its entry, and publishes the times it gives
+  // partners (send starts, receive posts). False when the rank is done.
+  bool start_call(RankState& s) {
+    while (s.pos < s.n && s.ev[s.at(s.pos)].op == Op::ToolFlush) {  // the tool's time: dropped
+      const Event& f = s.ev[s.at(s.pos)];
+      s.pending += s.gap(f.t_enter);
+      s.last_exit = std::max(s.last_exit, f.t_exit);
+      ++s.pos;
+    }
+    if (s.pos >= s.n) {
+      s.mode = Mode::Done;
+      return false;
+    }
+    const std::uint32_t idx = s.at(s.pos);
+    const Event& e = s.ev[idx];
+    s.entry = s.t + s.pending + s.gap(e.t_enter);
+    s.pending = 0;
+    if (e.op == Op::Finalize) {
+      s.t = s.entry;
+      s.mode = Mode::Done;
+      return false;
+    }
+    const Role role = role_of(e.op);
+    if (role == Role::CollRootOut || role == Role::CollRootIn || role == Role::CollAll) {
+      s.last_exit = std::max(s.last_exit, e.t_exit);
+      ++s.pos;
+      const std::uint32_t id = s.link[idx];
+      if (id == kNone || !plan_.instances[id].usable) {
+        s.t = keep_recorded(s, e);
+        return true;
+      }
+      begin_collective(s, e, idx, id);
+      return true;
+    }
+    s.first = s.pos;
+    s.last = s.pos + 1;
+    while (s.last < s.n) {
+      const Event& next = s.ev[s.at(s.last)];
+      if (!next.continuation() && next.op != Op::ToolFlush) break;
+      ++s.last;
+    }
+    for (std::uint32_t p = s.first; p < s.last; ++p) publish(s, s.ev[s.at(p)], s.link[s.at(p)]);
+    s.cursor = s.first;
+    s.end = s.entry;
+    s.mode = Mode::InCall;
+    return true;
+  }
+
+  void publish(RankState& s, const Event& e, std::uint32_t m) {
+    if (m == kNone) return;
+    const Role role = role_of(e.op);
+    PlanMsg& g = plan_.msgs[m];
+    const bool recv_half = e.flags & kRecvHalf;
+    if (role == Role::Send || role == Role::Isend || (role == Role::SendRecv && !recv_half)) {
+      g.ts = std::max(s.entry, s.last_ts + cost_.gap());
+      s.last_ts = g.ts;
+      wake(e.peer);  // the destination
+    } else if (role == Role::Recv || role == Role::Irecv || (role == Role::SendRecv && recv_half) ||
+               (role == Role::Complete && recv_half && g.tr == kUnknown)) {  // its Irecv was not recorded
+      g.tr = s.entry;
+      wake(e.peer >= 0 ? e.peer : plan_.messages[m].src);  // an Irecv from MPI_ANY_SOURCE
+    }
+  }
+
+  bool complete_call(RankState& s) {
+    for (; s.cursor < s.last; ++s.cursor) {
+      const std::uint32_t idx = s.at(s.cursor);
+      const Event& e = s.ev[idx];
+      if (e.op == Op::ToolFlush) {
+        s.pending += s.gap(e.t_enter);
+      } else {
+        double done;
+        if (!complete_record(s, e, s.link[idx], done)) {
+          s.blocked = true;
+          return false;
+        }
+        s.end = std::max(s.end, done);
+      }
+      s.last_exit = std::max(s.last_exit, e.t_exit);
+    }
+    s.t = s.end;
+    s.pos = s.last;
+    s.mode = Mode::Between;
+    return true;
+  }
+
+  // When the record's part of the call is done; false if that needs a time not known yet.
+  bool complete_record(RankState& s, const Event& e, std::uint32_t m, double& done) {
+    const Role role = role_of(e.op);
+    const bool recv_half = e.flags & kRecvHalf;
+    switch (role) {
+      case Role::Recv: return complete_receive(s, e, m, done);
+      case Role::SendRecv: return recv_half ? complete_receive(s, e, m, done) : complete_send(s, e, m, done);
+      case Role::Send: return complete_send(s, e, m, done);
+      case Role::Isend:
+        done = m == kNone ? keep_recorded(s, e) : plan_.msgs[m].ts + cost_.send_cpu(e.send_bytes);
+        return true;
+      case Role::Irecv:
+        done = m == kNone ? keep_recorded(s, e) : s.entry;
+        return true;
+      case Role::Complete:
+        if (m == kNone || (e.flags & kIncomplete)) {
+          done = keep_recorded(s, e);
+          return true;
+        }
+        return recv_half ? complete_receive(s, e, m, done) : complete_send(s, e, m, done);
+      default: done = keep_recorded(s, e); return true;
+    }
+  }
+
+  // A blocking send (entry = ts) or the Wait of an Isend (entry >= ts + T1).
+  bool complete_send(RankState& s, const Event& e, std::uint32_t m, double& done) {
+    if (m == kNone) {
+      done = keep_recorded(s, e);
+      return true;
+    }
+    const PlanMsg& g = plan_.msgs[m];
+    const bool blocking = role_of(e.op) != Role::Complete;
+    // The Wait of an Isend carries no size: the message's, from the matching.
+    const std::uint64_t k = blocking ? e.send_bytes : plan_.messages[m].bytes;
+    if (!synchronous(m, k)) {
+      done = blocking ? g.ts + cost_.send_cpu(k) : s.entry;
+      return true;
+    }
+    if (g.tr == kUnknown) {
+      if (!forced(s)) return false;
+      done = std::max(s.entry, g.ts + cost_.send_cpu(k));  // resolved as eager
+      return true;
+    }
+    done = std::max(s.entry, cost_.rndv_sender_done(k, g.ts, g.tr));
+    out_.sender_wait_s[m] =
+        static_cast<float>(std::max(0.0, g.tr - std::max(s.entry, cost_.rts_arrival(g.ts))));
+    return true;
+  }
+
+  // Recv, Sendrecv's receive half, or the Wait/Test completing an Irecv: all at entry tc.
+  bool complete_receive(RankState& s, const Event& e, std::uint32_t m, double& done) {
+    if (m == kNone) {
+      done = keep_recorded(s, e);
+      return true;
+    }
+    const PlanMsg& g = plan_.msgs[m];
+    if (g.ts == kUnknown) {
+      if (!forced(s)) return false;
+      done = s.entry + s.recorded(e);
+      return true;
+    }
+    const double tc = s.entry;
+    const double tr = g.tr == kUnknown ? tc : g.tr;
+    const std::uint64_t k = e.recv_bytes;
+    const bool sync = synchronous(m, k);
+    const double data = sync ? cost_.rndv_arrival(k, g.ts, tr) : cost_.eager_arrival(k, g.ts);
+    done = std::max(tc, std::max(tr, data) + cost_.recv_cpu(k));
+    out_.receiver_wait_s[m] = static_cast<float>(std::max(0.0, (sync ? cost_.rts_arrival(g.ts) : data) - tc));
+    return true;
+  }
+
+  // ---- Collectives: each member runs its program of point-to-point steps.
+
+  void begin_collective(RankState& s, const Event& e, std::uint32_t idx, std::uint32_t id) {
+    PlanInstance& inst = plan_.instances[id];
+    const std::uint32_t me = plan_.ranks[static_cast<std::size_t>(&s - states_.data())].crank_of[e.comm];
+    if (inst.storage == kNone) inst.storage = acquire(static_cast<std::size_t>(inst.rounds) * inst.shape.n);
+    s.inst = id;
+    s.member = inst.member_base + me;
+    arrival_[s.member] = s.entry;
+    coll_event_[s.member] = idx;
+    std::uint32_t nops = 0;
+    coll_program(inst.shape, me, s.prog, s.steps, nops, s.nsteps);
+    s.step = 0;
+    s.op = 0;
+    s.step_open = false;
+    s.end = s.entry;
+    s.mode = Mode::InColl;
+  }
+
+  bool run_collective(RankState& s) {
+    PlanInstance& inst = plan_.instances[s.inst];
+    Slot* slots = storage_[inst.storage].data();
+    const std::int32_t* world = plan_.comm_world.data() + inst.members_off;
+    while (s.step < s.nsteps) {
+      const std::uint32_t b = s.step ? s.steps[s.step - 1] : 0, end = s.steps[s.step];
+      if (!s.step_open) {  // post the receives, then issue the sends one after the other
+        s.step_start = s.end;
+        double cpu = s.end;
+        for (std::uint32_t i = b; i < end; ++i) {
+          const CollOp& op = s.prog[i];
+          if (op.send) continue;
+          slots[op.slot].tr = s.step_start;
+          wake(world[op.peer]);
+        }
+        for (std::uint32_t i = b; i < end; ++i) {
+          const CollOp& op = s.prog[i];
+          if (!op.send) continue;
+          const double ts = std::max(cpu, s.last_ts + cost_.gap());
+          s.last_ts = ts;
+          slots[op.slot].ts = ts;
+          cpu = ts + cost_.send_cpu(op.bytes);
+          wake(world[op.peer]);
+        }
+        s.step_end = cpu;
+        s.op = b;
+        s.step_open = true;
+      }
+      for (; s.op < end; ++s.op) {
+        const CollOp& op = s.prog[s.op];
+        const Slot& sl = slots[op.slot];
+        const bool rv = cost_.rendezvous(op.bytes);
+        if (op.send) {
+          if (!rv) continue;
+          if (sl.tr == kUnknown) {
+            if (!forced(s)) return block(s);
+            continue;  // resolved as eager
+          }
+          s.step_end = std::max(s.step_end, cost_.rndv_sender_done(op.bytes, sl.ts, sl.tr));
+        } else {
+          double data;
+          if (sl.ts == kUnknown) {
+            if (!forced(s)) return block(s);
+            data = cost_.eager_arrival(op.bytes, s.step_start);  // as if sent when posted
+          } else {
+            data = rv ? cost_.rndv_arrival(op.bytes, sl.ts, sl.tr) : cost_.eager_arrival(op.bytes, sl.ts);
+          }
+          s.step_end = std::max(s.step_end, std::max(s.step_start, data) + cost_.recv_cpu(op.bytes));
+        }
+      }
+      s.end = s.step_end;
+      ++s.step;
+      s.step_open = false;
+    }
+    coll_end_[s.member] = s.end;
+    s.t = s.end;
+    if (++inst.finished == inst.shape.n) release(inst.storage), inst.storage = kNone;
+    s.mode = Mode::Between;
+    return true;
+  }
+
+  bool block(RankState& s) {
+    s.blocked = true;
+    return false;
+  }
+
+  // Slot storage: reused once every member of an instance is through with it.
+  std::uint32_t acquire(std::size_t size) {
+    std::uint32_t id = kNone;
+    for (std::size_t i = 0; i < free_.size(); ++i)
+      if (storage_[free_[i]].capacity() >= size) {
+        id = free_[i];
+        free_[i] = free_.back();
+        free_.pop_back();
+        break;
+      }
+    if (id == kNone) {
+      id = static_cast<std::uint32_t>(storage_.size());
+      storage_.emplace_back();
+    }
+    storage_[id].assign(size, Slot{});
+    return id;
+  }
+  void release(std::uint32_t id) { free_.push_back(id); }
+
+  ReplayPlan& plan_;
+  const Cost cost_;
+  ReplayResult& out_;
+  std::vector<RankState> states_;
+  std::vector<std::uint32_t> ready_;
+  std::vector<std::vector<CollOp>> progs_;
+  std::vector<std::vector<std::uint32_t>> steps_;
+  std::vector<std::vector<Slot>> storage_;
+  std::vector<std::uint32_t> free_;
+};
+
+void describe_collectives(const ReplayPlan& plan, const std::vector<double>& arrival,
+                          const std::vector<double>& end, const std::vector<std::uint32_t>& event,
+                          ReplayResult& out) {
+  struct Use {
+    std::uint64_t calls = 0, min_m = ~std::uint64_t{0}, max_m = 0;
+  };
+  std::map<std::tuple<Op, CollAlgo, std::uint32_t>, Use> uses;
+  for (const PlanInstance& inst : plan.instances) {
+    if (!inst.usable) continue;
+    Use& u = uses[{inst.shape.op, inst.shape.algo, inst.shape.n}];
+    ++u.calls;
+    u.min_m = std::min(u.min_m, inst.shape.m);
+    u.max_m = std::max(u.max_m, inst.shape.m);
+    double last = 0;
+    for (std::uint32_t c = 0; c < inst.shape.n; ++c) last = std::max(last, arrival[inst.member_base + c]);
+    for (std::uint32_t c = 0; c < inst.shape.n; ++c) {
+      const std::uint64_t i = inst.member_base + c;
+      const double wait = std::clamp(last - arrival[i], 0.0, std::max(0.0, end[i] - arrival[i]));
+      out.collective_waits.push_back({plan.comm_world[inst.members_off + c], event[i], static_cast<float>(wait)});
+    }
+  }
+  std::sort(out.collective_waits.begin(), out.collective_waits.end(), [](const auto& a, const auto& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.event < b.event;
+  });
+  for (const auto& [key, u] : uses) {
+    const auto& [op, algo, n] = key;
+    const std::string bytes = op == Op::Barrier ? "" : u.min_m == u.max_m ? fmt::format(", {} bytes", u.min_m)
+                                                                         : fmt::format(", {} to {} bytes", u.min_m, u.max_m);
+    out.collective_algorithms.push_back(fmt::format("{}: {} (MPICH default for {} rank{}{}; {} call{})", mpi_name(op),
+                                                    coll_algo_name(algo), n, n == 1 ? "" : "s", bytes, u.calls,
+                                                    u.calls == 1 ? "" : "s"));
+  }
+}
+
+template <class Cost>
+ReplayResult replay(const ReplayInput& in, const Cost& cost) {
+  ReplayPlan plan = detail::make_plan(in);
+  ReplayResult out;
+  out.sender_wait_s.assign(plan.msgs.size(), 0.0f);
+  out.receiver_wait_s.assign(plan.msgs.size(), 0.0f);
+  Engine<Cost> engine(plan, cost, out);
+  engine.run();
+
+  const std::size_t P = plan.ranks.size();
+  out.finish_s.assign(P, 0.0);
+  out.actual_finish_s.assign(P, 0.0);
+  for (std::size_t r = 0; r < P; ++r) {
+    const PlanRank& pr = plan.ranks[r];
+    if (!pr.present) continue;
+    out.records += pr.n - pr.start_pos;
+    out.finish_s[r] = engine.finish_[r] - plan.zero_s;
+    out.actual_finish_s[r] = pr.actual_end_s - plan.zero_s;
+    out.predicted_s = std::max(out.predicted_s, out.finish_s[r]);
+    out.actual_s = std::max(out.actual_s, out.actual_finish_s[r]);
+  }
+  describe_collectives(plan, engine.arrival_, engine.coll_end_, engine.coll_event_, out);
+  if (out.recorded_calls)
+    out.notes.push_back(fmt::format("{} records kept their recorded duration (partner missing or unmatched, "
+                                    "Test/Iprobe that found nothing, Probe, communicator calls)",
+                                    out.recorded_calls));
+  if (plan.unusable_collectives)
+    out.notes.push_back(fmt::format("{} collective calls kept their recorded duration (intercommunicator, or a "
+                                    "member's trace or definition is missing)",
+                                    plan.unusable_collectives));
+  if (out.model_deadlocks)
+    out.notes.push_back(fmt::format("the model deadlocked {} times where the run did not (synchronous sends in a "
+                                    "cycle); each time the earliest blocked call was resolved as eager",
+                                    out.model_deadlocks));
+  if (plan.multithreaded)
+    out.notes.push_back("ranks with several threads are replayed as one sequence in order of call entry");
+  return out;
+}
+
+}  // namespace
+
+ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p) { return replay(in, LogGPSCost{LogGPS{p}}); }
+
+ReplayResult replay_linear(const ReplayInput& in, const TwoRegimeLinearModel& model) {
+  return replay(in, LinearModelCost{model});
+}
+
+}  // namespace mstep::model

@@ -1,0 +1,526 @@
+// The event-driven replay (model/replay.hpp) on hand-made traces, with every expected value
+// worked out by hand from MODELS.md section 3 in the comments. Clock ticks are nanoseconds and
+// every rank's clock is rank 0's, so a record's times are its times on the common timeline.
+// Times in the comments are microseconds.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "model/collectives.hpp"
+#include "model/matching.hpp"
+#include "model/replay.hpp"
+#include "model/replay_collectives.hpp"
+#include "model/synthetic.hpp"
+#include "model/timeline.hpp"
+
+using namespace mstep;
+using namespace mstep::model;
+
+namespace {
+
+constexpr double us = 1e-6;
+
+// L = 5, o = 2, g = 1; no per-byte overhead; Gs = 0.001 us/B below s = 1000 B, Gl = 0.0005
+// us/B beyond; rendezvous from S = 10000 B.
+LogGPSParams machine() {
+  LogGPSParams p;
+  p.L = 5 * us;
+  p.o = 2 * us;
+  p.g = 1 * us;
+  p.Gs = 0.001 * us;
+  p.Gl = 0.0005 * us;
+  p.s = 1000;
+  p.S = 10000;
+  return p;
+}
+
+Event ev(Op op, double enter_us, double exit_us, std::int32_t peer = kNoPeer) {
+  Event e;
+  e.op = op;
+  e.t_enter = static_cast<std::uint64_t>(enter_us * 1000 + 0.5);
+  e.t_exit = static_cast<std::uint64_t>(exit_us * 1000 + 0.5);
+  e.peer = peer;
+  e.tag = 0;
+  return e;
+}
+Event send(Op op, double enter, double exit, std::int32_t to, std::uint64_t bytes, std::uint32_t request = 0) {
+  Event e = ev(op, enter, exit, to);
+  e.send_bytes = bytes;
+  e.request = request;
+  return e;
+}
+Event recv(Op op, double enter, double exit, std::int32_t from, std::uint64_t bytes, std::uint32_t request = 0) {
+  Event e = ev(op, enter, exit, from);
+  e.recv_bytes = bytes;
+  e.request = request;
+  if (op_role(op) == Role::Complete) e.flags = kRecvHalf;
+  return e;
+}
+Event irecv(double enter, double exit, std::int32_t from, std::uint32_t request) {
+  Event e = ev(Op::Irecv, enter, exit, from);
+  e.request = request;
+  return e;
+}
+
+RankTrace make_rank(int r, int n, std::vector<Event> events) {
+  RankTrace t;
+  t.header.rank = r;
+  t.header.world_size = n;
+  t.header.clock_kind = 1;
+  t.header.ticks_per_second = 1e9;
+  std::vector<std::int32_t> world(static_cast<std::size_t>(n));
+  std::iota(world.begin(), world.end(), 0);
+  t.comms.push_back({0, false, world});
+  t.events = std::move(events);
+  t.event_thread.assign(t.events.size(), 0);
+  t.clocks.push_back(ClockSync{ClockSync::AtInit, 0, 0, 0, 0});
+  return t;
+}
+
+// A run in memory: its traces (null where missing), matching and timeline.
+struct Run {
+  std::vector<RankTrace> traces;
+  std::vector<const RankTrace*> ptrs;
+  Matching matching;
+  Timeline timeline;
+
+  explicit Run(std::vector<RankTrace> t, std::set<int> missing = {})
+      : traces(std::move(t)), ptrs(pointers(traces, missing)), matching(match_messages(ptrs)), timeline(ptrs) {}
+  static std::vector<const RankTrace*> pointers(const std::vector<RankTrace>& t, const std::set<int>& missing) {
+    std::vector<const RankTrace*> p;
+    for (std::size_t i = 0; i < t.size(); ++i) p.push_back(missing.count(static_cast<int>(i)) ? nullptr : &t[i]);
+    return p;
+  }
+  ReplayInput input() const { return ReplayInput{ptrs, matching, timeline}; }
+  ReplayResult loggps(const LogGPSParams& p) const { return replay_loggps(input(), p); }
+};
+
+// Two ranks, 100 B each way. Rank 0: Init exit at 1, computes 10, Send; Recv; computes 5;
+// Finalize. Rank 1: Recv posted at 1; computes 3; Send back; computes 2; Finalize.
+Run pingpong() {
+  return Run({make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Send, 11, 12, 1, 100), recv(Op::Recv, 12, 40, 1, 100),
+                               ev(Op::Finalize, 45, 46)}),
+              make_rank(1, 2, {ev(Op::Init, 0, 1), recv(Op::Recv, 1, 20, 0, 100), send(Op::Send, 23, 24, 0, 100),
+                               ev(Op::Finalize, 26, 27)})});
+}
+
+}  // namespace
+
+TEST_CASE("eager ping-pong: chains of T1 + T2 + T3", "[replay]") {
+  const Run run = pingpong();
+  REQUIRE(run.matching.messages.size() == 2);
+  REQUIRE(run.matching.unmatched.empty());
+  const ReplayResult r = run.loggps(machine());
+  // k = 100 < s: T1 = o = 2, T2 = L + 100 Gs = 5.1, T3 = o = 2; T1 + T2 + T3 = 9.1.
+  // Rank 0: Send at 1 + 10 = 11, returns at 13. Rank 1: Recv posted at 1, data at 11 + 2 + 5.1 =
+  // 18.1, returns at 20.1 (receiver wait 18.1 - 1 = 17.1); computes 3, sends at 23.1 (returns
+  // 25.1); computes 2: Finalize at 27.1. Rank 0: Recv posted at 13, data at 23.1 + 7.1 = 30.2,
+  // returns at 32.2 (wait 30.2 - 13 = 17.2); computes 5: Finalize at 37.2 = 1 + 10 + 9.1 + 3 +
+  // 9.1 + 5. Zero is the earliest Init exit, 1.
+  CHECK(r.finish_s[0] == Approx(36.2 * us));
+  CHECK(r.finish_s[1] == Approx(26.1 * us));
+  CHECK(r.predicted_s == Approx(36.2 * us));
+  // Recorded: Finalize entries at 45 and 26.
+  CHECK(r.actual_finish_s[0] == Approx(44 * us));
+  CHECK(r.actual_finish_s[1] == Approx(25 * us));
+  CHECK(r.actual_s == Approx(44 * us));
+  // Messages sorted by sender: [0] is 0 -> 1, [1] is 1 -> 0.
+  CHECK(r.receiver_wait_s[0] == Approx(17.1 * us));
+  CHECK(r.receiver_wait_s[1] == Approx(17.2 * us));
+  CHECK(r.sender_wait_s[0] == 0);
+  CHECK(r.model_deadlocks == 0);
+  CHECK(r.recorded_calls == 0);
+  CHECK(r.records == 6);
+}
+
+TEST_CASE("rendezvous send to a late receiver waits (tr - ts) - (o + L)", "[replay]") {
+  // Rank 0 sends 20000 B (>= S) at 2; rank 1 computes 30 first and posts its Recv at 31.
+  const Run run({make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Send, 2, 50, 1, 20000), ev(Op::Finalize, 50, 51)}),
+                 make_rank(1, 2, {ev(Op::Init, 0, 1), recv(Op::Recv, 31, 52, 0, 20000), ev(Op::Finalize, 53, 54)})});
+  const ReplayResult gps = run.loggps(machine());
+  // Sender wait = (31 - 2) - (2 + 5) = 22. Send: T4 = max(7, 29) + 2 = 31, T5 = 9, T1 = 2: returns
+  // at 2 + 42 = 44. Data: T2 = 5 + 1000 * 0.001 + 19000 * 0.0005 = 15.5, so at 59.5; Recv returns
+  // at 61.5 (receiver wait max(0, 7 - 29) = 0); Finalize 1 later.
+  CHECK(gps.sender_wait_s[0] == Approx(22 * us));
+  CHECK(LogGPS{machine()}.sender_wait(20000, 2 * us, 31 * us) == Approx(22 * us));
+  CHECK(gps.receiver_wait_s[0] == 0);
+  CHECK(gps.finish_s[0] == Approx(43 * us));
+  CHECK(gps.finish_s[1] == Approx(61.5 * us));
+
+  // LogGP (S infinite): the send is eager and returns after T1 = 2, at 4; the data is there at
+  // 2 + 2 + 15.5 = 19.5 < 31, so the Recv returns at 31 + T3 = 33.
+  const ReplayResult gp = run.loggps(as_loggp(machine()));
+  CHECK(gp.sender_wait_s[0] == 0);
+  CHECK(gp.finish_s[0] == Approx(3 * us));
+  CHECK(gp.finish_s[1] == Approx(33 * us));
+  CHECK(gp.predicted_s != Approx(gps.predicted_s));
+}
+
+TEST_CASE("LogGP equals LogGPS when every message is below S", "[replay]") {
+  const Run run = pingpong();
+  const ReplayResult gps = run.loggps(machine());
+  const ReplayResult gp = run.loggps(as_loggp(machine()));
+  REQUIRE(gp.finish_s.size() == gps.finish_s.size());
+  for (std::size_t i = 0; i < gp.finish_s.size(); ++i) CHECK(gp.finish_s[i] == gps.finish_s[i]);
+  CHECK(gp.receiver_wait_s == gps.receiver_wait_s);
+}
+
+TEST_CASE("a late sender makes the receiver wait", "[replay]") {
+  // Rank 1 posts at 1; rank 0 computes 20 and sends 100 B at 21. Receiver wait =
+  // T1 + T2 - (tr - ts) = 2 + 5.1 - (1 - 21) = 27.1; Recv returns at 28.1 + 2 = 30.1.
+  const Run run({make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Send, 21, 22, 1, 100), ev(Op::Finalize, 22, 23)}),
+                 make_rank(1, 2, {ev(Op::Init, 0, 1), recv(Op::Recv, 1, 30, 0, 100), ev(Op::Finalize, 30, 31)})});
+  const ReplayResult r = run.loggps(machine());
+  CHECK(r.receiver_wait_s[0] == Approx(27.1 * us));
+  CHECK(LogGPS{machine()}.receiver_wait(100, 21 * us, 1 * us) == Approx(27.1 * us));
+  CHECK(r.finish_s[1] == Approx(29.1 * us));
+  CHECK(r.finish_s[0] == Approx(22 * us));  // Send at 21 + T1 = 23, Finalize at once
+}
+
+TEST_CASE("Isend / Irecv / Wait", "[replay]") {
+  // Rank 0: Isend (request 1) at 3, computes 10, Wait, computes 1, Finalize.
+  // Rank 1: Irecv (request 1) at 1, computes 4, Wait, computes 1, Finalize.
+  auto traces = [](std::uint64_t bytes) {
+    return std::vector<RankTrace>{
+        make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Isend, 3, 3.5, 1, bytes, 1), ev(Op::Wait, 13.5, 14),
+                         ev(Op::Finalize, 15, 16)}),
+        make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), recv(Op::Wait, 5.2, 9, 0, bytes, 1),
+                         ev(Op::Finalize, 10, 11)})};
+  };
+  SECTION("eager, 100 B") {
+    auto t = traces(100);
+    t[0].events[2].request = 1;
+    const Run run(std::move(t));
+    REQUIRE(run.matching.messages.size() == 1);
+    const ReplayResult r = run.loggps(machine());
+    // Rank 0: Isend at 3 returns at 3 + T1 = 5; Wait at 15 returns at once; Finalize at 16.
+    // Rank 1: Irecv at 1 costs nothing; Wait at 1 + 4 = 5; data at 3 + 2 + 5.1 = 10.1, so the
+    // Wait returns at 12.1 (wait 5.1); Finalize at 13.1.
+    CHECK(r.finish_s[0] == Approx(15 * us));
+    CHECK(r.finish_s[1] == Approx(12.1 * us));
+    CHECK(r.receiver_wait_s[0] == Approx(5.1 * us));
+  }
+  SECTION("rendezvous, 20000 B: the Wait of the Isend absorbs the handshake") {
+    auto t = traces(20000);
+    t[0].events[2].request = 1;
+    const Run run(std::move(t));
+    const ReplayResult r = run.loggps(machine());
+    // Posted at 1 before the send at 3: T4 = max(7, -2) + 2 = 9, T5 = 9, T1 = 2: the sender is
+    // done at 3 + 20 = 23, so its Wait (entered at 15) returns at 23 and Finalize is at 24. No
+    // sender wait: max(0, 1 - max(15, 3 + 7)) = 0. Data at 23 + T2 = 38.5; rank 1's Wait (at 5)
+    // returns at 40.5, Finalize at 41.5; its wait is the request-to-send's: max(0, 3 + 7 - 5) = 5.
+    CHECK(r.finish_s[0] == Approx(23 * us));
+    CHECK(r.finish_s[1] == Approx(40.5 * us));
+    CHECK(r.sender_wait_s[0] == 0);
+    CHECK(r.receiver_wait_s[0] == Approx(5 * us));
+  }
+}
+
+TEST_CASE("a 4-rank barrier is a dissemination of ceil(log2 4) = 2 rounds of o + L + o", "[replay]") {
+  LogGPSParams p;  // o = 2, L = 5, g = 1, no per-byte costs: a round is T1 + T2 + T3 = 9
+  p.o = 2 * us;
+  p.L = 5 * us;
+  p.g = 1 * us;
+  SECTION("everybody on time") {
+    std::vector<RankTrace> t;
+    for (int r = 0; r < 4; ++r)
+      t.push_back(make_rank(r, 4, {ev(Op::Init, 0, 1), ev(Op::Barrier, 2, 9), ev(Op::Finalize, 9, 10)}));
+    const Run run(std::move(t));
+    const ReplayResult res = run.loggps(p);
+    // Enter at 2; round 1 ends at 2 + 9 = 11, round 2 at 20 = Finalize: 19 after zero = 1 + 2 * 9.
+    for (int r = 0; r < 4; ++r) CHECK(res.finish_s[static_cast<std::size_t>(r)] == Approx(19 * us));
+    LogPBarrierParams b{5 * us, 2 * us, 2 * us, 1 * us};
+    CHECK(dissemination_barrier(b, 4) == Approx(18 * us));
+    REQUIRE(res.collective_algorithms.size() == 1);
+    CHECK(res.collective_algorithms[0] == "MPI_Barrier: dissemination (MPICH default for 4 ranks; 1 call)");
+    REQUIRE(res.collective_waits.size() == 4);
+    for (const auto& w : res.collective_waits) CHECK(w.wait_s == 0);
+  }
+  SECTION("rank 3 arrives 9 late") {
+    std::vector<RankTrace> t;
+    for (int r = 0; r < 4; ++r) {
+      const double at = r == 3 ? 11 : 2;
+      t.push_back(make_rank(r, 4, {ev(Op::Init, 0, 1), ev(Op::Barrier, at, 30), ev(Op::Finalize, 30, 31)}));
+    }
+    const Run run(std::move(t));
+    const ReplayResult res = run.loggps(p);
+    // Round 1 (r sends to r+1, receives from r-1): rank 0 gets rank 3's message (sent at 11) at
+    // 11 + 7 + 2 = 20; ranks 1 and 2 end at 11; rank 3 sends at 11 (busy to 13) and has rank 2's
+    // since 2 + 7 = 9, so ends at 13.
+    // Round 2 (r sends to r+2): rank 0 starts at 20, gets rank 2's (sent at 11) at 18, ends 22;
+    // rank 1 starts at 11, gets rank 3's (sent at 13) at 20, ends 22; rank 2 starts at 11, gets
+    // rank 0's (sent at 20) at 27, ends 29; rank 3 starts at 13, gets rank 1's (sent at 11) at
+    // 18, ends 20. Finalize follows at once; zero is 1.
+    CHECK(res.finish_s[0] == Approx(21 * us));
+    CHECK(res.finish_s[1] == Approx(21 * us));
+    CHECK(res.finish_s[2] == Approx(28 * us));
+    CHECK(res.finish_s[3] == Approx(19 * us));
+    REQUIRE(res.collective_waits.size() == 4);
+    CHECK(res.collective_waits[0].wait_s == Approx(9 * us));  // waited for rank 3: 11 - 2
+    CHECK(res.collective_waits[3].wait_s == 0);
+    CHECK(res.collective_waits[3].event == 1);
+  }
+}
+
+TEST_CASE("a 4-rank Bcast of 8 bytes is MPICH's binomial tree", "[replay]") {
+  LogGPSParams p;
+  p.o = 2 * us;
+  p.L = 5 * us;
+  p.g = 1 * us;
+  std::vector<RankTrace> t;
+  for (int r = 0; r < 4; ++r) {
+    Event b = ev(Op::Bcast, 2, 9, 0);
+    if (r == 0) b.flags = kRoot, b.send_bytes = 24;
+    else b.recv_bytes = 8;
+    t.push_back(make_rank(r, 4, {ev(Op::Init, 0, 1), b, ev(Op::Finalize, 9, 10)}));
+  }
+  const Run run(std::move(t));
+  const ReplayResult res = run.loggps(p);
+  // All enter at 2. Root sends to 2 at 2 (busy to 4), then to 1 at 4 (busy to 6): done at 6.
+  // Rank 2 has it at 2 + 7 + 2 = 11, sends to 3 at 11, done at 13. Rank 1 at 4 + 9 = 13.
+  // Rank 3 at 11 + 9 = 20.
+  CHECK(res.finish_s[0] == Approx(5 * us));
+  CHECK(res.finish_s[1] == Approx(12 * us));
+  CHECK(res.finish_s[2] == Approx(12 * us));
+  CHECK(res.finish_s[3] == Approx(19 * us));
+  REQUIRE(res.collective_algorithms.size() == 1);
+  CHECK(res.collective_algorithms[0] == "MPI_Bcast: binomial tree (MPICH default for 4 ranks, 8 bytes; 1 call)");
+}
+
+TEST_CASE("MPICH 4.0 default algorithms by communicator and message size", "[replay]") {
+  CHECK(choose_collective(Op::Barrier, 64, 0, 0).algo == CollAlgo::BarrierDissemination);
+  CHECK(choose_collective(Op::Bcast, 4, 0, 1 << 20).algo == CollAlgo::BcastBinomial);  // < 8 ranks
+  CHECK(choose_collective(Op::Bcast, 16, 0, 12288).algo == CollAlgo::BcastBinomial);
+  CHECK(choose_collective(Op::Bcast, 16, 0, 12289).algo == CollAlgo::BcastScatterRecDblAllgather);
+  CHECK(choose_collective(Op::Bcast, 16, 0, 524289).algo == CollAlgo::BcastScatterRingAllgather);
+  CHECK(choose_collective(Op::Bcast, 12, 0, 65536).algo == CollAlgo::BcastScatterRingAllgather);
+  CHECK(choose_collective(Op::Allreduce, 4, 0, 8).algo == CollAlgo::AllreduceRecDbl);
+  CHECK(choose_collective(Op::Allreduce, 4, 0, 16).algo == CollAlgo::AllreduceRecDbl);  // 2 doubles < 4
+  CHECK(choose_collective(Op::Allreduce, 4, 0, 4096).algo == CollAlgo::AllreduceRabenseifner);
+  CHECK(choose_collective(Op::Reduce, 4, 0, 2048).algo == CollAlgo::ReduceBinomial);
+  CHECK(choose_collective(Op::Reduce, 4, 0, 4096).algo == CollAlgo::ReduceScatterGather);
+  CHECK(choose_collective(Op::Allgather, 8, 0, 1024).algo == CollAlgo::AllgatherRecDbl);
+  CHECK(choose_collective(Op::Allgather, 6, 0, 1024).algo == CollAlgo::AllgatherBruck);
+  CHECK(choose_collective(Op::Allgather, 6, 0, 65536).algo == CollAlgo::AllgatherRing);
+  CHECK(choose_collective(Op::Alltoall, 16, 0, 256).algo == CollAlgo::AlltoallBruck);
+  CHECK(choose_collective(Op::Alltoall, 4, 0, 256).algo == CollAlgo::AlltoallScattered);
+  CHECK(choose_collective(Op::Alltoall, 16, 0, 65536).algo == CollAlgo::AlltoallPairwise);
+  CHECK(choose_collective(Op::Gather, 5, 2, 8).algo == CollAlgo::GatherBinomial);
+  CHECK(choose_collective(Op::Scatterv, 5, 2, 8).algo == CollAlgo::ScattervLinear);
+  CHECK(choose_collective(Op::Reduce_scatter_block, 8, 0, 8).algo == CollAlgo::ReduceScatterRecHalving);
+  CHECK(choose_collective(Op::Barrier, 1, 0, 0).algo == CollAlgo::Nothing);
+}
+
+TEST_CASE("every decomposed message has exactly one sender and one receiver", "[replay]") {
+  // For each algorithm, size and root: the slots sent equal the slots received, with matching
+  // partners and sizes, and no slot is used twice.
+  const std::pair<Op, std::uint64_t> cases[] = {
+      {Op::Barrier, 0},        {Op::Bcast, 8},         {Op::Bcast, 100000},  {Op::Bcast, 1000000},
+      {Op::Reduce, 8},         {Op::Reduce, 100000},   {Op::Allreduce, 8},   {Op::Allreduce, 100000},
+      {Op::Gather, 64},        {Op::Scatter, 64},      {Op::Gatherv, 64},    {Op::Scatterv, 64},
+      {Op::Allgather, 64},     {Op::Allgather, 100000}, {Op::Alltoall, 64},  {Op::Alltoall, 1000},
+      {Op::Alltoall, 100000},  {Op::Alltoallv, 64},    {Op::Reduce_scatter_block, 64},
+      {Op::Reduce_scatter, 100000}};
+  for (const auto& [op, m] : cases) {
+    for (std::uint32_t n : {2u, 3u, 4u, 5u, 6u, 7u, 8u, 12u, 16u, 33u, 64u}) {
+      for (std::uint32_t root : {0u, n / 2, n - 1}) {
+        const CollShape s = choose_collective(op, n, root, m);
+        INFO(mpi_name(op) << " " << coll_algo_name(s.algo) << " n=" << n << " root=" << root << " m=" << m);
+        REQUIRE(s.algo != CollAlgo::Unsupported);
+        struct End {
+          std::uint32_t rank, peer;
+          std::uint64_t bytes;
+        };
+        std::map<std::uint32_t, End> sent, got;
+        std::vector<CollOp> ops(coll_max_ops(n));
+        std::vector<std::uint32_t> steps(coll_max_ops(n));
+        for (std::uint32_t me = 0; me < n; ++me) {
+          std::uint32_t nops = 0, nsteps = 0;
+          coll_program(s, me, ops.data(), steps.data(), nops, nsteps);
+          REQUIRE(nops <= ops.size());
+          for (std::uint32_t i = 0; i < nops; ++i) {
+            REQUIRE(ops[i].slot < coll_rounds(s) * n);
+            REQUIRE(ops[i].peer != me);
+            auto& table = ops[i].send ? sent : got;
+            REQUIRE(table.emplace(ops[i].slot, End{me, ops[i].peer, ops[i].bytes}).second);
+          }
+        }
+        REQUIRE(sent.size() == got.size());
+        for (const auto& [slot, a] : sent) {
+          const auto it = got.find(slot);
+          REQUIRE(it != got.end());
+          CHECK(it->second.rank == a.peer);
+          CHECK(it->second.peer == a.rank);
+          CHECK(it->second.bytes == a.bytes);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a synthetic ring at zero network cost replays to its computation-only critical path", "[replay]") {
+  const int n = 5;
+  const std::vector<RankTrace> traces = synthetic_trace(n, Pattern::Ring, 2000, 7);
+  const Run run(traces);
+  REQUIRE(run.matching.unmatched.empty());
+  const ReplayResult r = run.loggps(LogGPSParams{});  // L = o = g = G = 0, S infinite
+  CHECK(r.model_deadlocks == 0);
+  CHECK(r.recorded_calls == 0);
+  // By hand: per iteration each rank enters Irecv after its gap, Isend after the next gap (the
+  // Irecv took no time), the Waitall after the next; the Waitall ends when both the rank got
+  // there and its left neighbour's Isend started. The Barrier ends for all at the last arrival.
+  auto gap = [](const Event& a, const Event& b) { return static_cast<double>(b.t_enter - a.t_exit) * 1e-9; };
+  std::vector<double> t(n), isend(n), wait(n);
+  for (int q = 0; q < n; ++q) t[q] = static_cast<double>(traces[q].events[0].t_exit) * 1e-9;
+  const std::size_t iterations = (traces[0].events.size() - 3) / 4;
+  REQUIRE(iterations > 50);
+  for (std::size_t it = 0; it < iterations; ++it) {
+    for (int q = 0; q < n; ++q) {
+      const auto& e = traces[q].events;
+      const std::size_t k = 1 + 4 * it;
+      const double enter_irecv = t[q] + gap(e[k - 1], e[k]);
+      isend[q] = enter_irecv + gap(e[k], e[k + 1]);
+      wait[q] = isend[q] + gap(e[k + 1], e[k + 2]);
+    }
+    for (int q = 0; q < n; ++q) t[q] = std::max(wait[q], isend[(q + n - 1) % n]);
+  }
+  double last = 0;
+  std::vector<double> arrive(n);
+  for (int q = 0; q < n; ++q) {
+    const auto& e = traces[q].events;
+    arrive[q] = t[q] + gap(e[e.size() - 3], e[e.size() - 2]);
+    last = std::max(last, arrive[q]);
+  }
+  const double zero = 1e-3;  // the synthetic Init exit
+  for (int q = 0; q < n; ++q) {
+    const auto& e = traces[q].events;
+    const double expected = last + gap(e[e.size() - 2], e[e.size() - 1]) - zero;
+    CHECK(r.finish_s[static_cast<std::size_t>(q)] == Approx(expected).margin(1e-12));
+  }
+}
+
+TEST_CASE("the linear baseline on a ping-pong", "[replay]") {
+  const Run run = pingpong();
+  // Below 10000 B: T(n) = 3 + n / (1000 B/us). 100 B: T = 3.1, the sender busy 0.1.
+  TwoRegimeLinearModel lm{{3 * us, 1e9}, {10 * us, 2e9}, 10000};
+  const ReplayResult r = replay_linear(run.input(), lm);
+  // Rank 0 sends at 11 (done 11.1); rank 1 has it at 14.1, computes 3, sends at 17.1 (done 17.2),
+  // computes 2: Finalize at 19.2. Rank 0 has the answer at 20.2, computes 5: Finalize at 25.2
+  // = 1 + 10 + 3.1 + 3 + 3.1 + 5.
+  CHECK(r.finish_s[0] == Approx(24.2 * us));
+  CHECK(r.finish_s[1] == Approx(18.2 * us));
+  CHECK(r.receiver_wait_s[1] == Approx(20.2 * us - 11.1 * us));
+}
+
+TEST_CASE("a rank without a trace: its partners keep their recorded durations", "[replay]") {
+  const Run run({make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Send, 2, 5, 1, 8), ev(Op::Finalize, 6, 7)}),
+                 make_rank(1, 2, {ev(Op::Init, 0, 1), ev(Op::Finalize, 2, 3)})},
+                {1});
+  const ReplayResult r = run.loggps(machine());
+  // 1 + compute 1 + recorded Send 3 + compute 1 = Finalize at 6: 5 after zero, as recorded.
+  CHECK(r.finish_s[0] == Approx(5 * us));
+  CHECK(r.actual_finish_s[0] == Approx(5 * us));
+  CHECK(r.recorded_calls == 1);
+  CHECK(!r.notes.empty());
+}
+
+TEST_CASE("a cycle of synchronous sends the model deadlocks on is resolved", "[replay]") {
+  // Both ranks Ssend 8 B to each other before receiving: MPI would deadlock, the recorded run
+  // (say, with a buffering MPI) did not. The replay resolves one send as eager and goes on.
+  const Run run({make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Ssend, 2, 3, 1, 8), recv(Op::Recv, 3, 4, 1, 8),
+                                  ev(Op::Finalize, 4, 5)}),
+                 make_rank(1, 2, {ev(Op::Init, 0, 1), send(Op::Ssend, 2, 3, 0, 8), recv(Op::Recv, 3, 4, 0, 8),
+                                  ev(Op::Finalize, 4, 5)})});
+  const ReplayResult r = run.loggps(machine());
+  CHECK(r.model_deadlocks >= 1);
+  CHECK(r.finish_s[0] > 0);
+  CHECK(r.finish_s[1] > 0);
+}
+
+TEST_CASE("synthetic traces are valid and replay without deadlock", "[replay]") {
+  for (Pattern pattern : {Pattern::Ring, Pattern::PingPong, Pattern::Random}) {
+    const std::vector<RankTrace> traces = synthetic_trace(8, pattern, 20000, 3);
+    std::size_t events = 0;
+    for (const auto& t : traces) {
+      events += t.events.size();
+      REQUIRE(t.events.front().op == Op::Init);
+      REQUIRE(t.events.back().op == Op::Finalize);
+      for (std::size_t i = 1; i < t.events.size(); ++i)
+        if (!t.events[i].continuation()) REQUIRE(t.events[i].t_enter >= t.events[i - 1].t_exit);
+    }
+    CHECK(events <= 20000);
+    CHECK(events > 19000);
+    const Run run(traces);
+    CHECK(run.matching.unmatched.empty());
+    const ReplayResult r = run.loggps(machine());
+    CHECK(r.model_deadlocks == 0);
+    CHECK(r.recorded_calls == 0);
+    CHECK(r.records == events - 8);
+    CHECK(r.predicted_s > 0);
+    CHECK(r.actual_s > 0);
+    if (pattern == Pattern::Random) {
+      const std::string allreduce = "MPI_Allreduce: recursive doubling (MPICH default for 8 ranks, 8 bytes; ";
+      CHECK(std::any_of(r.collective_algorithms.begin(), r.collective_algorithms.end(),
+                        [&](const std::string& line) { return line.rfind(allreduce, 0) == 0; }));
+    }
+  }
+}
+
+TEST_CASE("the tool's flushes are dropped; a Test or Iprobe that found nothing keeps its time", "[replay]") {
+  Event probe = ev(Op::Iprobe, 12, 14, kAnySource);
+  probe.flags = kIncomplete;
+  const Run run({make_rank(0, 1, {ev(Op::Init, 0, 1), ev(Op::ToolFlush, 3, 8), probe, ev(Op::Finalize, 20, 21)})});
+  const ReplayResult r = run.loggps(machine());
+  // Computation 2 (1 to 3), the flush's 5 dropped, computation 4 (8 to 12), Iprobe as recorded
+  // (2), computation 6 (14 to 20): Finalize at 1 + 2 + 4 + 2 + 6 = 15, 14 after zero; recorded 19.
+  CHECK(r.finish_s[0] == Approx(14 * us));
+  CHECK(r.actual_finish_s[0] == Approx(19 * us));
+  CHECK(r.recorded_calls == 1);
+}
+
+TEST_CASE("collectives on split communicators are separate instances", "[replay]") {
+  LogGPSParams p;
+  p.o = 2 * us;
+  p.L = 5 * us;
+  p.g = 1 * us;
+  // Ranks {0, 2} and {1, 3} each have a communicator with local id 1 and do a Barrier on it;
+  // rank 3 arrives at 6, everybody else at 2. Dissemination on 2 ranks: one round.
+  std::vector<RankTrace> t;
+  for (int r = 0; r < 4; ++r) {
+    Event b = ev(Op::Barrier, r == 3 ? 6 : 2, 30);
+    b.comm = 1;
+    t.push_back(make_rank(r, 4, {ev(Op::Init, 0, 1), b, ev(Op::Finalize, 30, 31)}));
+    t.back().comms.push_back({1, false, r % 2 ? std::vector<std::int32_t>{1, 3} : std::vector<std::int32_t>{0, 2}});
+  }
+  const Run run(std::move(t));
+  const ReplayResult res = run.loggps(p);
+  // {0, 2}: both send at 2, have the other's at 2 + 7 + 2 = 11. {1, 3}: rank 1 has rank 3's
+  // (sent at 6) at 15; rank 3 sends at 6 (busy to 8) and has rank 1's (sent at 2, there at 9)
+  // at max(6, 9) + 2 = 11. Zero is 1.
+  CHECK(res.finish_s[0] == Approx(10 * us));
+  CHECK(res.finish_s[2] == Approx(10 * us));
+  CHECK(res.finish_s[1] == Approx(14 * us));
+  CHECK(res.finish_s[3] == Approx(10 * us));
+  REQUIRE(res.collective_algorithms.size() == 1);
+  CHECK(res.collective_algorithms[0] == "MPI_Barrier: dissemination (MPICH default for 2 ranks; 2 calls)");
+  CHECK(res.collective_waits.size() == 4);
+}
+
+TEST_CASE("a rank recorded by two threads is replayed in order of call entry", "[replay]") {
+  // Thread 0's frame (Init, Comm_dup at 5-6, Finalize at 20) was written before thread 1's
+  // (Comm_free at 10-12): in order of entry the computation is 4 + 4 + 8 and the calls keep their
+  // recorded 1 and 2, so Finalize comes at 20, as recorded.
+  RankTrace t = make_rank(0, 1, {ev(Op::Init, 0, 1), ev(Op::Comm_dup, 5, 6), ev(Op::Finalize, 20, 21),
+                                 ev(Op::Comm_free, 10, 12)});
+  t.event_thread = {0, 0, 0, 1};
+  const Run run({t});
+  const ReplayResult r = run.loggps(machine());
+  CHECK(r.finish_s[0] == Approx(19 * us));
+  CHECK(r.actual_finish_s[0] == Approx(19 * us));
+  CHECK(r.recorded_calls == 2);
+  CHECK(std::any_of(r.notes.begin(), r.notes.end(),
+                    [](const std::string& n) { return n.find("several threads") != std::string::npos; }));
+}
