@@ -1,0 +1,296 @@
+// mstep_calib: the MPI benchmark behind `mstep calibrate`. Measures the LogGPS parameters between
+// two ranks (Netgauge's PRTT method, MODELS.md section 3), the BSPWB/MPM g and L of the five
+// patterns of Roda et al. with all ranks (section 2), the two-regime linear model (section 5) and
+// the broadcast inputs per pair of ranks (section 4), and writes the JSON parameter file.
+//
+//   mpiexec -n 2 mstep_calib --output params.json [--quick] [--max-size BYTES]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "model/fit.hpp"
+#include "model/params.hpp"
+#include "tools/calibrate/mpi_util.hpp"
+#include "tools/calibrate/patterns.hpp"
+#include "tools/calibrate/pt2pt.hpp"
+
+extern char** environ;
+
+namespace mstep::calib {
+namespace {
+
+struct Options {
+  std::string output;
+  bool quick = false;
+  std::uint64_t max_size = 4u << 20;
+  std::uint64_t bcast_bytes = 8;
+  bool pin = true;
+  bool progress = true;
+};
+
+// 1, 2, 3, 4, 6, 8, 12, ... (powers of two and the points half-way in between on a log scale),
+// or powers of two only.
+std::vector<std::uint64_t> size_grid(std::uint64_t max, bool dense) {
+  std::vector<std::uint64_t> v{1};
+  for (std::uint64_t p = 2; p <= max; p *= 2) {
+    if (dense && p >= 4) v.push_back(p / 4 * 3);
+    v.push_back(p);
+  }
+  return v;
+}
+
+std::string utc_now() {
+  char text[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return text;
+}
+
+// The settings that change what MPI does: UCX_*, MPIR_CVAR_*, MPICH_*.
+std::map<std::string, std::string> mpi_environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string k = kv.substr(0, eq);
+    if (k == "MPIR_CVAR_CH3_INTERFACE_HOSTNAME") continue;  // set by the launcher for every rank
+    if (k.rfind("UCX_", 0) == 0 || k.rfind("MPIR_CVAR_", 0) == 0 || k.rfind("MPICH_", 0) == 0)
+      env[k] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+model::CurveSegment segment_of(const std::string& curve, const std::vector<model::PrttPoint>& pts,
+                               std::size_t begin, std::size_t end, const model::LineFit& f,
+                               std::size_t outliers) {
+  return {curve, pts[begin].bytes, pts[end - 1].bytes, f.intercept, f.slope, f.rel_rms, f.points, outliers};
+}
+
+// The fits of everything measured, on rank 0.
+model::CalibrationParams build_params(const Pt2ptResult& pt, const PatternResult& pat,
+                                      const PatternOptions& pat_opt, const BroadcastResult& bc,
+                                      std::uint64_t bcast_bytes, int processes) {
+  model::CalibrationParams out;
+  out.warnings = pt.warnings;
+  out.raw = pt.raw;
+
+  // LogGPS. Needs two sizes below S; if every size waits, fit as if none did and keep S.
+  std::size_t below = 0;
+  for (const auto& p : pt.points) below += p.bytes < pt.S ? 1 : 0;
+  model::LoggpsFit lf = below >= 2 ? model::derive_loggps(pt.points, pt.S)
+                                   : model::derive_loggps(pt.points, model::kInfiniteBytes);
+  if (below < 2) {
+    lf.params.S = pt.S;
+    out.warnings.push_back(fmt::format("fewer than two sizes below S = {} bytes: o, Os, Or, L fitted over all sizes", pt.S));
+  }
+  lf.params.P = static_cast<std::uint32_t>(processes);
+  out.loggps = lf.params;
+  out.warnings.insert(out.warnings.end(), lf.warnings.begin(), lf.warnings.end());
+  out.meta.S_fit = lf.S_fit;
+  double worst_rtt = 0, worst_gap = 0;
+  for (const auto& s : lf.rtt_segments) {
+    out.segments.push_back(segment_of("half_rtt", pt.points, s.begin, s.end, s.fit, s.outliers.size()));
+    worst_rtt = std::max(worst_rtt, s.fit.rel_rms);
+  }
+  for (const auto& s : lf.gap_segments) {
+    out.segments.push_back(segment_of("gap", pt.points, s.begin, s.end, s.fit, s.outliers.size()));
+    worst_gap = std::max(worst_gap, s.fit.rel_rms);
+  }
+  const std::size_t n_below = std::max<std::size_t>(below, 1);
+  out.segments.push_back(segment_of("send_overhead", pt.points, 0, n_below, lf.send_fit, 0));
+  out.segments.push_back(segment_of("recv_overhead", pt.points, 0, n_below, lf.recv_fit, 0));
+  out.meta.residuals["half_rtt"] = worst_rtt;
+  out.meta.residuals["gap"] = worst_gap;
+  out.meta.residuals["send_overhead"] = lf.send_fit.rel_rms;
+  out.meta.residuals["recv_overhead"] = lf.recv_fit.rel_rms;
+
+  // The two-regime linear model on the half round trips, split at S.
+  std::vector<model::XY> lo, hi;
+  for (const auto& p : pt.points) (p.bytes < pt.S ? lo : hi).push_back({static_cast<double>(p.bytes), p.half_rtt});
+  model::LinearParams lin;
+  auto cost = [&](const std::vector<model::XY>& c, double& residual) {
+    const model::LineFit f = model::fit_line_robust(c).fit;
+    residual = f.rel_rms;
+    return model::LinearCost{f.intercept, f.slope > 0 ? 1 / f.slope : std::numeric_limits<double>::infinity()};
+  };
+  if (lo.size() >= 2 && hi.size() >= 2) {
+    lin.model.boundary = pt.S;
+    lin.model.below = cost(lo, lin.residual_below);
+    lin.model.above = cost(hi, lin.residual_above);
+  } else {
+    std::vector<model::XY> all = lo;
+    all.insert(all.end(), hi.begin(), hi.end());
+    lin.model.boundary = model::kInfiniteBytes;
+    lin.model.below = lin.model.above = cost(all, lin.residual_below);
+    lin.residual_above = lin.residual_below;
+  }
+  out.linear = lin;
+  out.meta.residuals["linear.below"] = lin.residual_below;
+  out.meta.residuals["linear.above"] = lin.residual_above;
+
+  // BSPWB / MPM.
+  const model::BspwbFit bf = model::fit_bspwb(pat_opt.h, pat.patterns);
+  model::MpmParams mpm;
+  mpm.g = bf.all.slope, mpm.L = bf.all.intercept, mpm.residual = bf.all.rel_rms, mpm.h = pat_opt.h;
+  for (std::size_t i = 0; i < bf.patterns.size(); ++i) {
+    const auto& f = bf.patterns[i].fit;
+    mpm.patterns.push_back({bf.patterns[i].name, f.slope, f.intercept, f.rel_rms, pat.patterns[i].seconds});
+    out.meta.residuals["mpm." + bf.patterns[i].name] = f.rel_rms;
+  }
+  out.meta.residuals["mpm"] = bf.all.rel_rms;
+  // One line across the eager and rendezvous ranges by design (the paper's fit): 25% is usual.
+  if (bf.all.rel_rms > 0.4)
+    out.warnings.push_back(fmt::format("BSPWB fit T(h) = g h + L: residual {:.0f}% (over 40%)", 100 * bf.all.rel_rms));
+  out.mpm = mpm;
+
+  model::BroadcastParams b;
+  b.bytes = bcast_bytes;
+  b.network.nodes = bc.nodes;
+  b.network.latency = bc.latency;
+  b.network.injection = bc.injection;
+  for (double& x : b.network.latency) x = std::max(0.0, x);
+  out.broadcast = b;
+  return out;
+}
+
+int run(int argc, char** argv) {
+  Options o;
+  CLI::App app{"mstep_calib: measure LogGPS, BSPWB/MPM, linear and broadcast parameters (run under mpiexec)"};
+  app.add_option("-o,--output", o.output, "Parameter file to write (JSON)")->required();
+  app.add_flag("--quick", o.quick, "Short mode: fewer sizes and repetitions (a few seconds)");
+  app.add_option("--max-size", o.max_size, "Largest message size, bytes")->check(CLI::Range(1024, 1 << 30));
+  app.add_option("--bcast-bytes", o.bcast_bytes, "Message size of the broadcast inputs, bytes")->check(CLI::Range(0, 1 << 24));
+  app.add_flag("!--no-pin", o.pin, "Do not pin ranks to CPUs");
+  app.add_flag("!--quiet", o.progress, "No progress lines");
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (rank == 0) return app.exit(e);
+    return e.get_exit_code();
+  }
+  if (size < 2) {
+    if (rank == 0) std::fprintf(stderr, "mstep_calib: needs at least 2 processes, got %d (mpiexec -n 2 ...)\n", size);
+    return 2;
+  }
+  if (o.quick && !app.count("--max-size")) o.max_size = 2u << 20;
+  const double start = now();
+
+  const std::vector<std::string> hosts = allgather_strings(processor_name(), MPI_COMM_WORLD);
+  // The pair for the point-to-point parameters: rank 0 and the first rank on another host (the
+  // network is what a cluster's parameters are about), else rank 1.
+  int partner = 1;
+  for (int r = 1; r < size; ++r)
+    if (hosts[static_cast<std::size_t>(r)] != hosts[0]) {
+      partner = r;
+      break;
+    }
+  const bool in_pair = rank == 0 || rank == partner;
+
+  // One CPU per rank where a host has enough; where it has not, at least the measuring pair.
+  std::string pinning;
+  int oversubscribed = 0;
+  {
+    const Comm node = Comm::split_shared(MPI_COMM_WORLD);
+    const int cpus = allowed_cpus();
+    int slot = node.rank();
+    if (node.size() > cpus) {
+      oversubscribed = 1;
+      std::vector<int> pair_flags(static_cast<std::size_t>(node.size()));
+      int mine = in_pair ? 1 : 0;
+      MPI_Allgather(&mine, 1, MPI_INT, pair_flags.data(), 1, MPI_INT, node.get());
+      slot = -1;
+      if (in_pair) slot = static_cast<int>(std::count(pair_flags.begin(), pair_flags.begin() + node.rank(), 1));
+    }
+    const int pinned = o.pin && !pin_to_cpu(slot).empty() ? 1 : 0;
+    int counts[2] = {pinned, 1}, totals[2] = {0, 0}, any_over = 0;
+    MPI_Reduce(counts, totals, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Allreduce(&oversubscribed, &any_over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    oversubscribed = any_over;
+    if (rank == 0)
+      pinning = totals[0] == totals[1] ? "ranks pinned one per CPU"
+                                       : fmt::format("{} of {} ranks pinned to a CPU of their own", totals[0], totals[1]);
+  }
+
+  Pt2ptOptions po;
+  po.sizes = size_grid(o.max_size, !o.quick);
+  po.progress = o.progress;
+  PatternOptions pa;
+  pa.progress = o.progress;
+  BroadcastOptions bo;
+  bo.bytes = o.bcast_bytes;
+  if (o.quick) {
+    po.rounds_min = po.rounds_max = 3, po.budget = 4, po.size_round_budget = 1e-3, po.reps_max = 8;
+    po.late_reps = 5, po.warmup_max = 0.5;
+    for (double h = 1024; h <= 1048576; h *= 4) pa.h.push_back(h);
+    pa.rounds = 1, pa.reps = 5, pa.budget = 2;
+    bo.reps = 10;
+  } else {
+    for (double h = 1024; h <= 4194304; h *= 2) pa.h.push_back(h);
+  }
+  // The patterns round message sizes up by less than a byte per destination: 64 KiB to spare.
+  std::vector<char> sb(std::max<std::uint64_t>(o.max_size, 4194304) + 65536, 'm'), rb(sb.size(), 0);
+
+  Pt2ptResult pt;
+  {
+    const Comm pair = Comm::split(MPI_COMM_WORLD, in_pair ? 0 : -1, rank == 0 ? 0 : 1);
+    if (rank == 0 && o.progress)
+      std::fprintf(stderr, "mstep_calib: %d ranks on %s; point-to-point between ranks 0 and %d, %zu sizes, 1 B..%llu B\n",
+                   size, hosts[0].c_str(), partner, po.sizes.size(), static_cast<unsigned long long>(o.max_size));
+    if (pair) pt = measure_pt2pt(pair, sb, rb, po);
+    sleepy_barrier(MPI_COMM_WORLD);
+  }
+  const PatternResult pat = measure_patterns(MPI_COMM_WORLD, sb, rb, pa);
+  const BroadcastResult bc = measure_broadcast_inputs(MPI_COMM_WORLD, sb, rb, bo);
+  if (rank == 0 && o.progress) std::fprintf(stderr, "mstep_calib: broadcast inputs done (%.1f s)\n", bc.seconds);
+
+  if (rank == 0) {
+    model::CalibrationParams p = build_params(pt, pat, pa, bc, o.bcast_bytes, size);
+    model::ParamsMeta& m = p.meta;
+    m.source = fmt::format("mstep calibrate (mstep_calib {})", MSTEP_VERSION);
+    m.host = hosts[0];
+    for (const auto& h : hosts)
+      if (std::find(m.hosts.begin(), m.hosts.end(), h) == m.hosts.end()) m.hosts.push_back(h);
+    m.mpi_library = mpi_library();
+    m.mpi_version = mpi_standard_version();
+    m.date = utc_now();
+    m.processes = static_cast<std::uint32_t>(size);
+    m.pair = {0, partner};
+    m.mode = o.quick ? "quick" : "full";
+    m.half_rtt_8B = pt.half_rtt_8B;
+    m.environment = mpi_environment();
+    m.notes.push_back(pinning);
+    if (oversubscribed)
+      p.warnings.push_back("a host runs more ranks than it has CPUs: the pattern and broadcast times include time "
+                           "slicing between busy-polling ranks");
+    m.notes.push_back(fmt::format("point-to-point: {} rounds, {:.1f} s; patterns {:.1f} s; broadcast inputs {:.1f} s",
+                                  pt.rounds, pt.seconds, pat.seconds, bc.seconds));
+    m.notes.push_back("L is the half round trip of small messages minus 2 o (MODELS.md section 3), so L + 2 o "
+                      "compares with half_rtt_8B");
+    m.duration_s = now() - start;
+    model::write_params(o.output, p);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace mstep::calib
+
+int main(int argc, char** argv) {
+  mstep::calib::MpiSession mpi(argc, argv);
+  try {
+    return mstep::calib::run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mstep_calib: %s\n", e.what());
+    mstep::calib::MpiSession::abort(1);
+  }
+}

@@ -1,0 +1,45 @@
+// Point-to-point measurements between two ranks, for LogGPS (MODELS.md section 3): Netgauge's
+// PRTT(1,0,k), PRTT(n,0,k) and PRTT(n,d,k), the receive overhead of a message already there, and
+// the direct test of S (a blocking send against a receiver that posts late), refined to the byte.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/fit.hpp"
+#include "model/params.hpp"
+#include "tools/calibrate/mpi_util.hpp"
+
+namespace mstep::calib {
+
+struct Pt2ptOptions {
+  std::vector<std::uint64_t> sizes;  // ascending
+  int rounds_min = 2;                // rounds over all sizes (alternating direction)
+  int rounds_max = 8;
+  double budget = 20;               // seconds for the rounds; the rounds stop early past it
+  double size_round_budget = 6e-3;  // seconds per size and round: sets the repetitions
+  int reps_min = 3;
+  int reps_max = 40;
+  int late_reps = 9;        // early/late pairs per size in the test of S
+  double warmup_max = 1.5;  // seconds
+  bool progress = true;
+};
+
+// Valid on the first rank of the pair only.
+struct Pt2ptResult {
+  std::vector<model::PrttPoint> points;
+  std::vector<model::RawPoint> raw;
+  std::uint64_t S = model::kInfiniteBytes;  // from the late-receiver test
+  int rounds = 0;
+  double half_rtt_8B = 0;
+  double seconds = 0;
+  std::vector<std::string> warnings;
+};
+
+// Both ranks of `pair` (a two-rank communicator) call this with the same options; buffers must
+// hold the largest size.
+Pt2ptResult measure_pt2pt(const Comm& pair, std::vector<char>& send_buf, std::vector<char>& recv_buf,
+                          const Pt2ptOptions& options);
+
+}  // namespace mstep::calib

@@ -1,0 +1,130 @@
+// mstep calibrate: run the benchmark mstep_calib under an MPI launcher and keep the parameter
+// file it writes (MODELS.md sections 2-5).
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "model/params.hpp"
+#include "tools/mstep/commands.hpp"
+
+namespace mstep::cli {
+
+// In cmd_params.cpp.
+void print_params(const model::CalibrationParams& p, const std::string& name);
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CalibrateOptions {
+  std::string output;
+  bool force = false;
+  bool quick = false;
+  bool quiet = false;
+  std::uint64_t max_size = 0;
+  std::vector<std::string> launcher;
+};
+
+[[noreturn]] void fail(int code, const std::string& message) {
+  std::fprintf(stderr, "mstep: %s\n", message.c_str());
+  throw CLI::RuntimeError(code);
+}
+
+// mstep_calib lies beside this mstep (bin/), in the build tree as when installed.
+std::string find_benchmark() {
+  char self[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return {};
+  const fs::path candidate = fs::path(std::string(self, static_cast<std::size_t>(n))).parent_path() / "mstep_calib";
+  std::error_code ec;
+  return fs::exists(candidate, ec) ? candidate.string() : std::string();
+}
+
+int run_command(const std::vector<std::string>& command) {
+  std::vector<char*> argv;
+  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) fail(1, fmt::format("cannot fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "mstep: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on.
+  auto old_int = std::signal(SIGINT, SIG_IGN);
+  auto old_term = std::signal(SIGTERM, SIG_IGN);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::signal(SIGINT, old_int);
+  std::signal(SIGTERM, old_term);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void run(const CalibrateOptions& o) {
+  const std::string bench = find_benchmark();
+  if (bench.empty()) fail(2, "cannot find mstep_calib next to this mstep (expected in the same directory)");
+  std::error_code ec;
+  const fs::path out = fs::absolute(o.output, ec);
+  if (fs::exists(out, ec) && !o.force) fail(2, fmt::format("{} exists (use -f to replace it)", o.output));
+  if (fs::is_directory(out, ec)) fail(2, fmt::format("{} is a directory", o.output));
+  // Written by rank 0 wherever the launcher puts it: an absolute path, as on a shared file system.
+  const fs::path partial = out.string() + ".partial";
+  fs::remove(partial, ec);
+
+  std::vector<std::string> command = o.launcher;
+  if (command.empty()) command = {MSTEP_DEFAULT_MPIEXEC, "-n", "2"};
+  command.insert(command.end(), {bench, "--output", partial.string()});
+  if (o.quick) command.push_back("--quick");
+  if (o.quiet) command.push_back("--quiet");
+  if (o.max_size > 0) command.insert(command.end(), {"--max-size", std::to_string(o.max_size)});
+
+  const int code = run_command(command);
+  if (code != 0) {
+    fs::remove(partial, ec);
+    fail(code == 127 ? 127 : 1, fmt::format("calibration failed: {} exited with code {}", command.front(), code));
+  }
+  if (!fs::exists(partial, ec))
+    fail(1, fmt::format("calibration wrote no parameter file ({} not found: does rank 0 share this file system?)",
+                        partial.string()));
+  model::CalibrationParams p;
+  try {
+    p = model::read_params(partial);
+  } catch (const model::ParamsError& e) {
+    fail(1, fmt::format("calibration wrote a bad parameter file: {}", e.what()));
+  }
+  fs::rename(partial, out, ec);
+  if (ec) fail(1, fmt::format("cannot write {}: {}", o.output, ec.message()));
+  if (!o.quiet) {
+    print_params(p, o.output);
+    fmt::print("\n");
+  }
+  std::fprintf(stderr, "mstep: parameters in %s (mstep params show %s)\n", o.output.c_str(), o.output.c_str());
+}
+
+}  // namespace
+
+void add_calibrate(CLI::App& app) {
+  auto o = std::make_shared<CalibrateOptions>();
+  auto* cmd = app.add_subcommand(
+      "calibrate", "Measure this machine's LogGPS, BSPWB/MPM, linear and broadcast parameters");
+  cmd->add_option("-o,--output", o->output, "Parameter file to write (JSON)")->required();
+  cmd->add_flag("-f,--force", o->force, "Replace an existing parameter file");
+  cmd->add_flag("--quick", o->quick, "Short mode: fewer sizes and repetitions (a few seconds)");
+  cmd->add_flag("-q,--quiet", o->quiet, "No progress and no summary");
+  cmd->add_option("--max-size", o->max_size, "Largest message size in bytes (default 4 MiB, quick 2 MiB)")
+      ->check(CLI::Range(1024, 1 << 30));
+  cmd->add_option("launcher", o->launcher,
+                  "Launcher line after --, e.g. -- mpiexec -n 8 -hosts a,b (default: " MSTEP_DEFAULT_MPIEXEC " -n 2)");
+  cmd->footer("Examples:\n  mstep calibrate -o params.json\n  mstep calibrate -o params.json -- mpiexec -n 8 -hosts a,b");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace mstep::cli

@@ -1,0 +1,177 @@
+// mstep params show: a parameter file (of mstep calibrate, or a preset) for people.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "model/params.hpp"
+#include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
+
+namespace mstep::cli {
+
+using model::CalibrationParams;
+
+namespace {
+
+// Seconds in the unit that reads best.
+std::string time_text(double s) {
+  if (!std::isfinite(s)) return "inf";
+  const double a = std::abs(s);
+  if (a == 0) return "0 s";
+  if (a < 1e-6) return fmt::format("{:.1f} ns", s * 1e9);
+  if (a < 1e-3) return fmt::format("{:.3f} us", s * 1e6);
+  if (a < 1) return fmt::format("{:.3f} ms", s * 1e3);
+  return fmt::format("{:.3f} s", s);
+}
+
+// Seconds per byte, with the bandwidth it stands for.
+std::string per_byte_text(double s) {
+  if (!std::isfinite(s)) return "inf";
+  if (s <= 0) return fmt::format("{:.4f} ns/B", s * 1e9);
+  return fmt::format("{:.4f} ns/B  ({:.3g} GB/s)", s * 1e9, 1e-9 / s);
+}
+
+std::string bytes_text(std::uint64_t b) {
+  if (b == model::kInfiniteBytes) return "infinite";
+  if (b >= 1048576 && b % 1048576 == 0) return fmt::format("{} B ({} MiB)", b, b / 1048576);
+  if (b >= 1024) return fmt::format("{} B ({:.4g} KiB)", b, static_cast<double>(b) / 1024);
+  return fmt::format("{} B", b);
+}
+
+std::string bandwidth_text(double B) {
+  if (!std::isfinite(B)) return "infinite";
+  return fmt::format("{:.3g} GB/s", B / 1e9);
+}
+
+}  // namespace
+
+// Also used by mstep calibrate for its summary.
+void print_params(const CalibrationParams& p, const std::string& name) {
+  const model::ParamsMeta& m = p.meta;
+  fmt::print("mstep params: {}\n", name);
+  if (!m.source.empty()) fmt::print("source: {}{}\n", m.source, m.date.empty() ? "" : ", " + m.date);
+  if (!m.platform.empty()) fmt::print("platform: {}\n", m.platform);
+  if (!m.host.empty() || m.processes > 0) {
+    fmt::print("run: {} process{}", m.processes, m.processes == 1 ? "" : "es");
+    if (!m.hosts.empty()) fmt::print(" on {}", fmt::join(m.hosts, ", "));
+    if (!m.mode.empty()) fmt::print(", {} mode", m.mode);
+    if (m.duration_s > 0) fmt::print(", {:.1f} s", m.duration_s);
+    fmt::print("\n");
+  }
+  if (!m.mpi_library.empty()) fmt::print("MPI: {}{}\n", m.mpi_library, m.mpi_version.empty() ? "" : " (" + m.mpi_version + ")");
+  if (!m.environment.empty()) {
+    std::vector<std::string> env;
+    for (const auto& [k, v] : m.environment) env.push_back(k + "=" + v);
+    fmt::print("environment: {}\n", fmt::join(env, " "));
+  }
+
+  if (p.loggps) {
+    const model::LogGPSParams& l = *p.loggps;
+    fmt::print("\nLogGPS{}\n", m.pair.size() == 2 ? fmt::format(" (between ranks {} and {})", m.pair[0], m.pair[1]) : "");
+    fmt::print("  L   latency                      {}\n", time_text(l.L));
+    fmt::print("  o   overhead per message         {}\n", time_text(l.o));
+    fmt::print("  Os  send overhead per byte       {}\n", per_byte_text(l.Os));
+    fmt::print("  Or  receive overhead per byte    {}\n", per_byte_text(l.Or));
+    fmt::print("  g   gap between messages         {}\n", time_text(l.g));
+    fmt::print("  Gs  gap per byte below s         {}\n", per_byte_text(l.Gs));
+    fmt::print("  Gl  gap per byte from s on       {}\n", per_byte_text(l.Gl));
+    fmt::print("  s   short/eager boundary         {}\n", bytes_text(l.s));
+    fmt::print("  S   synchronous sends from       {}{}\n", bytes_text(l.S),
+               m.S_fit != model::kInfiniteBytes ? fmt::format("  (half round trip jumps at {} B)", m.S_fit) : "");
+    fmt::print("  P   processes                    {}\n", l.P);
+    if (m.half_rtt_8B > 0)
+      fmt::print("  measured half round trip of 8 B: {}  (model: o + L + o = {})\n", time_text(m.half_rtt_8B),
+                 time_text(2 * l.o + l.L));
+  }
+
+  if (p.mpm) {
+    const model::MpmParams& mp = *p.mpm;
+    fmt::print("\nBSPWB / MPM  T(h) = g h + L, h = in {} out\n", mp.combine == model::HCombine::Sum ? "+" : "max");
+    fmt::print("  {:<16} {:>12} {:>12} {:>9}\n", "pattern", "g ns/B", "L", "residual");
+    // Presets have no residuals (the paper gives none): a blank there.
+    auto row = [&mp](const std::string& what, double g, double L, double r) {
+      const std::string res = mp.h.empty() && r == 0 ? "" : fmt::format("{:.0f}%", 100 * r);
+      fmt::print("  {:<16} {:>12.4f} {:>12} {:>9}\n", what, g * 1e9, time_text(L), res);
+    };
+    row("all (average)", mp.g, mp.L, mp.residual);
+    for (const auto& pt : mp.patterns) row(pt.name, pt.g, pt.L, pt.residual);
+    if (!mp.h.empty())
+      fmt::print("  h from {} to {} bytes, {} values\n", mp.h.front(), mp.h.back(), mp.h.size());
+  }
+
+  if (p.linear) {
+    const auto& lm = p.linear->model;
+    fmt::print("\nLinear  T(n) = T0 + n/B\n");
+    if (lm.boundary == model::kInfiniteBytes) {
+      fmt::print("  all sizes:        T0 = {}, B = {}\n", time_text(lm.below.T0), bandwidth_text(lm.below.B));
+    } else {
+      fmt::print("  below {:>10} B: T0 = {}, B = {}  (residual {:.0f}%)\n", lm.boundary, time_text(lm.below.T0),
+                 bandwidth_text(lm.below.B), 100 * p.linear->residual_below);
+      fmt::print("  from  {:>10} B: T0 = {}, B = {}  (residual {:.0f}%)\n", lm.boundary, time_text(lm.above.T0),
+                 bandwidth_text(lm.above.B), 100 * p.linear->residual_above);
+    }
+  }
+
+  if (p.broadcast) {
+    const auto& n = p.broadcast->network;
+    fmt::print("\nBroadcast inputs ({}-byte messages): latency lambda / injection time per pair\n", p.broadcast->bytes);
+    if (n.nodes <= 8) {
+      fmt::print("  {:>6}", "from\\to");
+      for (std::size_t v = 0; v < n.nodes; ++v) fmt::print(" {:>21}", v);
+      fmt::print("\n");
+      for (std::size_t u = 0; u < n.nodes; ++u) {
+        fmt::print("  {:>7}", u);
+        for (std::size_t v = 0; v < n.nodes; ++v)
+          fmt::print(" {:>21}", u == v ? "-" : time_text(n.w(u, v)) + " / " + time_text(n.D(u, v)));
+        fmt::print("\n");
+      }
+    } else {
+      std::vector<double> w, d;
+      for (std::size_t u = 0; u < n.nodes; ++u)
+        for (std::size_t v = 0; v < n.nodes; ++v)
+          if (u != v) w.push_back(n.w(u, v)), d.push_back(n.D(u, v));
+      std::sort(w.begin(), w.end());
+      std::sort(d.begin(), d.end());
+      fmt::print("  {} ranks; lambda min {} median {} max {}; injection min {} median {} max {}\n", n.nodes,
+                 time_text(w.front()), time_text(w[w.size() / 2]), time_text(w.back()), time_text(d.front()),
+                 time_text(d[d.size() / 2]), time_text(d.back()));
+    }
+  }
+
+  if (!m.notes.empty()) {
+    fmt::print("\nNotes:\n");
+    for (const auto& x : m.notes) fmt::print("  - {}\n", x);
+  }
+  if (!p.warnings.empty()) {
+    fmt::print("\nWarnings:\n");
+    for (const auto& x : p.warnings) fmt::print("  - {}\n", x);
+  }
+}
+
+void add_params(CLI::App& app) {
+  struct Options {
+    std::string file;
+    std::string format = "text";
+  };
+  auto o = std::make_shared<Options>();
+  auto* params = app.add_subcommand("params", "Parameter files of mstep calibrate and the presets");
+  params->require_subcommand(1);
+  auto* show = params->add_subcommand("show", "Print a parameter file for people (or checked JSON)");
+  show->add_option("file", o->file, "Parameter file (JSON)")->required();
+  add_format_option(*show, o->format);
+  show->callback([o] {
+    CalibrationParams p;
+    try {
+      p = model::read_params(o->file);
+    } catch (const model::ParamsError& e) {
+      std::fprintf(stderr, "mstep: %s\n", e.what());
+      throw CLI::RuntimeError(2);
+    }
+    if (o->format == "json") fmt::print("{}", model::params_to_json(p));
+    else print_params(p, o->file);
+  });
+}
+
+}  // namespace mstep::cli
