@@ -9,6 +9,9 @@ namespace mstep::cli {
 void add_record(CLI::App& app);
 void add_stats(CLI::App& app);
 void add_dump(CLI::App& app);
+void add_calibrate(CLI::App& app);
+void add_params(CLI::App& app);
+void add_report(CLI::App& app);
 
 // Where libmstep.so lies relative to this executable (bin/../lib), without any environment.
 std::string find_preload_library();

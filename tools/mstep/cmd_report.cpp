@@ -1,0 +1,248 @@
+// mstep report: predicted against actual, and where ranks waited for each other, by source line.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/report.hpp"
+#include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
+#include "tools/symbols/symbolizer.hpp"
+
+namespace mstep::cli {
+namespace fs = std::filesystem;
+using model::Report;
+using model::WaitSite;
+
+namespace {
+
+// A hotspot as users read it: one source line, summed over ranks.
+struct Hotspot {
+  model::WaitKind kind{};
+  std::string mpi_call, function, file, module;
+  int line = 0;
+  double wait_s = 0, predicted_wait_s = 0;
+  std::uint64_t count = 0;
+  std::vector<std::int32_t> ranks;
+};
+
+std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const Report& rep) {
+  Symbolizer sym;
+  std::map<std::tuple<int, std::string, std::string, std::string, int>, Hotspot> merged;
+  for (const WaitSite& w : rep.waits) {
+    SourceLocation loc;
+    const auto& rank = trace.ranks[static_cast<std::size_t>(w.rank)];
+    if (rank) {
+      for (const CallsiteDef& def : rank->callsites) {
+        if (def.id != w.callsite) continue;
+        // The innermost frame outside MPI and mstep: the application's line.
+        const CallsiteFrame* pick = def.frames.empty() ? nullptr : &def.frames.front();
+        for (const auto& f : def.frames)
+          if (!is_mpi_module(f.module)) {
+            pick = &f;
+            break;
+          }
+        if (pick) loc = sym.resolve(*pick);
+        break;
+      }
+    }
+    const std::string call = mpi_name(w.op);
+    Hotspot& h = merged[{static_cast<int>(w.kind), call, loc.function, loc.file, loc.line}];
+    h.kind = w.kind;
+    h.mpi_call = call;
+    h.function = loc.function.empty() ? "?" : loc.function;
+    h.file = loc.file;
+    h.line = loc.line;
+    h.module = loc.module;
+    h.wait_s += w.wait_s;
+    h.predicted_wait_s += w.predicted_wait_s;
+    h.count += w.count;
+    h.ranks.push_back(w.rank);
+  }
+  std::vector<Hotspot> out;
+  for (auto& [k, h] : merged) out.push_back(std::move(h));
+  std::sort(out.begin(), out.end(), [](const Hotspot& a, const Hotspot& b) { return a.wait_s > b.wait_s; });
+  return out;
+}
+
+// Share of all ranks' run time.
+double share_pct(const Report& rep, double seconds) {
+  const double total = rep.actual_s * rep.ranks;
+  return total > 0 ? 100.0 * seconds / total : 0.0;
+}
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+nlohmann::json to_json(const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file) {
+  nlohmann::json j;
+  j["trace"] = rep.trace;
+  j["ranks"] = rep.ranks;
+  j["complete"] = rep.complete;
+  j["params"] = params_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(params_file);
+  j["actual_s"] = rep.actual_s;
+  j["rank_actual_s"] = rep.rank_actual_s;
+  nlohmann::json models = nlohmann::json::object();
+  for (const auto& m : rep.models) {
+    models[m.name] = m.available ? nlohmann::json{{"predicted_s", m.predicted_s}, {"error_pct", number_or_null(m.error_pct)}}
+                                 : nlohmann::json{{"predicted_s", nullptr}, {"error_pct", nullptr}, {"note", m.note}};
+  }
+  j["models"] = models;
+  nlohmann::json hotspots = nlohmann::json::array();
+  for (const auto& h : hot) {
+    hotspots.push_back({{"kind", model::wait_kind_name(h.kind)}, {"mpi_call", h.mpi_call}, {"function", h.function},
+                        {"file", h.file}, {"line", h.line}, {"wait_s", h.wait_s},
+                        {"predicted_wait_s", number_or_null(h.predicted_wait_s)}, {"count", h.count},
+                        {"share_pct", share_pct(rep, h.wait_s)}, {"ranks", h.ranks}});
+  }
+  j["hotspots"] = hotspots;
+  nlohmann::json mpi = nlohmann::json::object();
+  for (int i = 0; i < kOpCount; ++i) {
+    const auto& f = rep.mpi[static_cast<std::size_t>(i)];
+    if (f.calls && static_cast<Op>(i) != Op::ToolFlush)
+      mpi[mpi_name(static_cast<Op>(i))] = {{"calls", f.calls}, {"time_s", f.seconds}, {"bytes", f.bytes}};
+  }
+  j["mpi_time"] = mpi;
+  j["mpi_time_s"] = rep.mpi_s;
+  j["tool_time_s"] = rep.tool_s;
+  j["messages"] = rep.messages;
+  nlohmann::json steps = nlohmann::json::array();
+  for (const auto& s : rep.steps) {
+    steps.push_back({{"rank", s.rank}, {"step", s.step}, {"actual_end_s", s.actual_end_s},
+                     {"mpm_end_s", number_or_null(s.mpm_end_s)}, {"error_pct", number_or_null(s.error_pct)},
+                     {"compute_s", s.compute_s}, {"mpi_s", s.mpi_s}, {"bytes_in", s.bytes_in},
+                     {"bytes_out", s.bytes_out}, {"partners", s.partners}});
+  }
+  j["steps"] = steps;
+  j["collective_algorithms"] = rep.collective_algorithms;
+  j["problems"] = rep.problems;
+  j["notes"] = rep.notes;
+  return j;
+}
+
+void print_csv(const Report& rep, const std::vector<Hotspot>& hot) {
+  fmt::print("section,name,rank,step,actual_s,predicted_s,error_pct,count,file,line\n");
+  fmt::print("run,actual,,,{},,,,,\n", rep.actual_s);
+  for (const auto& m : rep.models)
+    if (m.available) fmt::print("model,{},,,{},{},{},,,\n", m.name, rep.actual_s, m.predicted_s, m.error_pct);
+  for (const auto& h : hot)
+    fmt::print("hotspot,{} {},,,{},{},,{},{},{}\n", model::wait_kind_name(h.kind), h.mpi_call, h.wait_s,
+               h.predicted_wait_s, h.count, h.file, h.line);
+  for (const auto& s : rep.steps)
+    fmt::print("step,,{},{},{},{},{},,,\n", s.rank, s.step, s.actual_end_s, s.mpm_end_s, s.error_pct);
+}
+
+void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file, std::size_t top) {
+  fmt::print("mstep report: {} ({} ranks, {})\n", rep.trace, rep.ranks, rep.complete ? "complete" : "incomplete");
+  std::size_t slowest = 0;
+  for (std::size_t r = 0; r < rep.rank_actual_s.size(); ++r)
+    if (rep.rank_actual_s[r] > rep.rank_actual_s[slowest]) slowest = r;
+  fmt::print("actual run time {:.6f} s (slowest rank {}, MPI_Init to MPI_Finalize)\n", rep.actual_s, slowest);
+  fmt::print("time in MPI {:.6f} s = {:.1f}% of all ranks' time; {} messages matched\n", rep.mpi_s,
+             share_pct(rep, rep.mpi_s), rep.messages);
+  if (!params_file.empty()) fmt::print("parameters: {}\n", params_file);
+
+  fmt::print("\n{:<8} {:>14} {:>9}\n", "model", "predicted s", "error %");
+  for (const auto& m : rep.models) {
+    if (m.available) fmt::print("{:<8} {:>14.6f} {:>+9.1f}\n", m.name, m.predicted_s, m.error_pct);
+    else fmt::print("{:<8} {:>14} {:>9}  {}\n", m.name, "-", "-", m.note);
+  }
+
+  fmt::print("\nWait hotspots (measured; LogGPS-predicted at the measured start times)\n");
+  fmt::print("{:<14} {:<16} {:<34} {:>12} {:>12} {:>8} {:>7}\n", "kind", "call", "location", "wait s",
+             "predicted s", "count", "share%");
+  for (std::size_t i = 0; i < hot.size() && i < top; ++i) {
+    const auto& h = hot[i];
+    const std::string where = h.file.empty() ? h.function
+                                             : fmt::format("{} ({}:{})", h.function, path_basename(h.file), h.line);
+    fmt::print("{:<14} {:<16} {:<34} {:>12.6f} {:>12} {:>8} {:>7.1f}\n", model::wait_kind_name(h.kind), h.mpi_call,
+               where, h.wait_s, std::isfinite(h.predicted_wait_s) ? fmt::format("{:.6f}", h.predicted_wait_s) : "-",
+               h.count, share_pct(rep, h.wait_s));
+  }
+  if (hot.empty()) fmt::print("(no call waited)\n");
+
+  fmt::print("\nTime in MPI per function (all ranks)\n{:<26} {:>10} {:>12} {:>14}\n", "function", "calls", "time s", "bytes");
+  for (int i = 0; i < kOpCount; ++i) {
+    const auto& f = rep.mpi[static_cast<std::size_t>(i)];
+    if (f.calls && static_cast<Op>(i) != Op::ToolFlush)
+      fmt::print("{:<26} {:>10} {:>12.6f} {:>14}\n", mpi_name(static_cast<Op>(i)), f.calls, f.seconds, f.bytes);
+  }
+
+  std::vector<const model::StepRow*> worst;
+  for (const auto& s : rep.steps)
+    if (std::isfinite(s.error_pct)) worst.push_back(&s);
+  std::sort(worst.begin(), worst.end(), [](auto* a, auto* b) { return std::abs(a->error_pct) > std::abs(b->error_pct); });
+  fmt::print("\nM-steps: {} over all ranks", rep.steps.size());
+  if (worst.empty()) {
+    fmt::print(" (MPM needs parameters)\n");
+  } else {
+    fmt::print("; the {} worst predicted by MPM\n{:>5} {:>5} {:>12} {:>12} {:>9} {:>12} {:>10} {:>10}\n",
+               std::min(top, worst.size()), "rank", "step", "actual s", "MPM s", "error %", "compute s", "in B", "out B");
+    for (std::size_t i = 0; i < worst.size() && i < top; ++i) {
+      const auto& s = *worst[i];
+      fmt::print("{:>5} {:>5} {:>12.6f} {:>12.6f} {:>+9.1f} {:>12.6f} {:>10} {:>10}\n", s.rank, s.step, s.actual_end_s,
+                 s.mpm_end_s, s.error_pct, s.compute_s, s.bytes_in, s.bytes_out);
+    }
+  }
+  if (!rep.collective_algorithms.empty()) {
+    fmt::print("\nCollectives as the LogGPS replay decomposed them\n");
+    for (const auto& a : rep.collective_algorithms) fmt::print("  {}\n", a);
+  }
+  for (const auto& n : rep.notes) fmt::print("note: {}\n", n);
+}
+
+// --params, else the trace directory's params.json, else $MSTEP_PARAMS, else the user's default.
+std::string find_params(const std::string& given, const std::string& trace) {
+  if (!given.empty()) return given;
+  std::error_code ec;
+  if (fs::exists(fs::path(trace) / "params.json", ec)) return (fs::path(trace) / "params.json").string();
+  if (const char* env = std::getenv("MSTEP_PARAMS"); env && *env) return env;
+  if (const char* home = std::getenv("HOME")) {
+    const auto p = fs::path(home) / ".config" / "mstep" / "params.json";
+    if (fs::exists(p, ec)) return p.string();
+  }
+  return {};
+}
+
+}  // namespace
+
+void add_report(CLI::App& app) {
+  struct Options {
+    std::string dir, params, format = "text";
+    std::size_t top = 10;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("report", "Predicted against actual time, and the wait hotspots by call site");
+  cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
+  cmd->add_option("--params", o->params,
+                  "Parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
+                  "~/.config/mstep/params.json)");
+  cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--top", o->top, "Rows of hotspots and steps in the text report")->check(CLI::Range(1, 100000));
+  cmd->callback([o] {
+    const TraceDir trace = load_trace_dir(o->dir);
+    const std::string params_file = find_params(o->params, o->dir);
+    std::optional<model::CalibrationParams> params;
+    if (!params_file.empty()) {
+      try {
+        params = model::read_params(params_file);
+      } catch (const model::ParamsError& e) {
+        std::fprintf(stderr, "mstep: %s\n", e.what());
+        throw CLI::RuntimeError(1);
+      }
+    }
+    const Report rep = model::build_report(trace, params ? &*params : nullptr);
+    const auto hot = resolve_hotspots(trace, rep);
+    if (o->format == "json") fmt::print("{}\n", to_json(rep, hot, params_file).dump(2));
+    else if (o->format == "csv") print_csv(rep, hot);
+    else print_text(rep, hot, params_file, o->top);
+    TraceDir problems;
+    problems.problems = rep.problems;
+    report_problems(problems);
+  });
+}
+
+}  // namespace mstep::cli
