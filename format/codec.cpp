@@ -162,52 +162,84 @@ void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& ou
   if (!times.done() || !fields.done()) throw TraceError("event frame has bytes left over");
 }
 
-void encode_steps(std::span<const StepRecord> steps, std::vector<std::uint8_t>& out) {
-  ByteWriter w(out);
-  w.varint(steps.size());
-  for (const StepRecord& s : steps) {
-    w.varint(s.index);
-    w.varint(s.begin);
-    w.varint(s.end - s.begin);
-    w.varint(s.compute);
-    w.varint(s.mpi);
-    w.varint(s.bytes_in);
-    w.varint(s.bytes_out);
-    w.varint(s.msgs_in);
-    w.varint(s.msgs_out);
-    w.varint(s.partners.size());
-    std::int64_t prev = 0;
-    for (auto p : s.partners) {
-      w.zigzag(p - prev);
-      prev = p;
-    }
+void StepEncoder::add(const StepRecord& s) {
+  ByteWriter t(times_), z(sizes_), p(partners_);
+  t.zigzag(static_cast<std::int64_t>(s.index) - last_index_);
+  t.zigzag(static_cast<std::int64_t>(s.begin - last_end_));
+  t.varint(s.end - s.begin);
+  t.varint(s.compute);
+  t.varint(s.mpi);
+  z.varint(s.bytes_in);
+  z.varint(s.bytes_out);
+  z.varint(s.msgs_in);
+  z.varint(s.msgs_out);
+  p.varint(s.partners.size());
+  std::int64_t prev = 0;
+  for (auto r : s.partners) {
+    p.zigzag(r - prev);
+    prev = r;
   }
+  last_index_ = s.index;
+  last_end_ = s.end;
+  ++count_;
+}
+
+void StepEncoder::finish(std::vector<std::uint8_t>& out) {
+  ByteWriter w(out);
+  w.varint(count_);
+  w.varint(times_.size());
+  w.varint(sizes_.size());
+  w.varint(partners_.size());
+  w.bytes(times_);
+  w.bytes(sizes_);
+  w.bytes(partners_);
+  times_.clear();
+  sizes_.clear();
+  partners_.clear();
+  count_ = 0;
+  last_index_ = 0;
+  last_end_ = 0;
+}
+
+void encode_steps(std::span<const StepRecord> steps, std::vector<std::uint8_t>& out) {
+  StepEncoder e;
+  for (const StepRecord& s : steps) e.add(s);
+  e.finish(out);
 }
 
 void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>& out) {
   ByteReader r(payload);
   const auto n = r.count(10);
+  const auto times_size = r.varint(), sizes_size = r.varint(), partners_size = r.varint();
+  if (times_size > r.remaining() || sizes_size > r.remaining() - times_size ||
+      partners_size != r.remaining() - times_size - sizes_size)
+    throw TraceError("step frame column sizes do not add up");
+  ByteReader t(r.bytes(times_size)), z(r.bytes(sizes_size)), p(r.bytes(partners_size));
+  std::uint32_t last_index = 0;
+  std::uint64_t last_end = 0;
   for (std::size_t i = 0; i < n; ++i) {
     StepRecord s;
-    s.index = static_cast<std::uint32_t>(r.varint());
-    s.begin = r.varint();
-    s.end = s.begin + r.varint();
-    s.compute = r.varint();
-    s.mpi = r.varint();
-    s.bytes_in = r.varint();
-    s.bytes_out = r.varint();
-    s.msgs_in = static_cast<std::uint32_t>(r.varint());
-    s.msgs_out = static_cast<std::uint32_t>(r.varint());
-    const auto np = r.count(1);
+    s.index = static_cast<std::uint32_t>(last_index + t.zigzag());
+    s.begin = last_end + static_cast<std::uint64_t>(t.zigzag());
+    s.end = s.begin + t.varint();
+    s.compute = t.varint();
+    s.mpi = t.varint();
+    s.bytes_in = z.varint();
+    s.bytes_out = z.varint();
+    s.msgs_in = static_cast<std::uint32_t>(z.varint());
+    s.msgs_out = static_cast<std::uint32_t>(z.varint());
+    const auto np = p.count(1);
     s.partners.reserve(np);
     std::int64_t prev = 0;
     for (std::size_t k = 0; k < np; ++k) {
-      prev += r.zigzag();
+      prev += p.zigzag();
       s.partners.push_back(static_cast<std::int32_t>(prev));
     }
+    last_index = s.index;
+    last_end = s.end;
     out.push_back(std::move(s));
   }
-  if (!r.done()) throw TraceError("step frame has bytes left over");
+  if (!t.done() || !z.done() || !p.done()) throw TraceError("step frame has bytes left over");
 }
 
 void encode_comms(std::span<const CommDef> comms, std::vector<std::uint8_t>& out) {

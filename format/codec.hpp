@@ -114,6 +114,22 @@ FileHeader decode_file_header(ByteReader& in);
 // Frame payload codecs (before compression). decode_* append to `out`.
 void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out);
 void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out);
+// Steps are encoded as they close, into three columns (times; sizes; partners), each value a
+// difference where one helps: the index is one more than the last, a step begins where the last
+// ended. The recorder appends to a StepEncoder without copying StepRecords.
+class StepEncoder {
+ public:
+  void add(const StepRecord& s);
+  std::size_t size() const { return count_; }
+  // Writes the payload of one Steps frame and starts over (delta state too).
+  void finish(std::vector<std::uint8_t>& out);
+
+ private:
+  std::vector<std::uint8_t> times_, sizes_, partners_;
+  std::size_t count_ = 0;
+  std::uint32_t last_index_ = 0;
+  std::uint64_t last_end_ = 0;
+};
 void encode_steps(std::span<const StepRecord> steps, std::vector<std::uint8_t>& out);
 void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>& out);
 void encode_comms(std::span<const CommDef> comms, std::vector<std::uint8_t>& out);

@@ -146,7 +146,7 @@ void Recorder::track_steps(const ThreadBuffer& b) {
     tracker_->feed(e, comms_.members(e.comm));
     const auto closed = tracker_->closed();
     if (!closed.empty()) [[unlikely]] {
-      closed_steps_.insert(closed_steps_.end(), closed.begin(), closed.end());
+      for (const auto& step : closed) closed_steps_.add(step);
       tracker_->clear_closed();
     }
   }
@@ -188,11 +188,11 @@ void Recorder::write_side_frames(std::uint16_t thread, bool from_signal) {
     encode_callsites(sites, scratch_);
     write(FrameKind::Callsites, static_cast<std::uint32_t>(sites.size()));
   }
-  if (!closed_steps_.empty()) {
+  if (closed_steps_.size() > 0) {
     scratch_.clear();
-    encode_steps(closed_steps_, scratch_);
-    write(FrameKind::Steps, static_cast<std::uint32_t>(closed_steps_.size()));
-    closed_steps_.clear();
+    const auto n = static_cast<std::uint32_t>(closed_steps_.size());
+    closed_steps_.finish(scratch_);
+    write(FrameKind::Steps, n);
   }
 }
 
@@ -243,7 +243,7 @@ void Recorder::stop(const Event& finalize_event) {
     // The run ends with MPI_Finalize: the last step closes there.
     tracker_->finish(finalize_event.t_exit);
     const auto closed = tracker_->closed();
-    closed_steps_.insert(closed_steps_.end(), closed.begin(), closed.end());
+    for (const auto& step : closed) closed_steps_.add(step);
     tracker_->clear_closed();
     for (auto& b : buffers_) {
       write_side_frames(b->thread, false);
@@ -284,7 +284,7 @@ void Recorder::emergency_flush(bool from_signal) {
   }
   if (last) tracker_->finish(last);
   const auto closed = tracker_->closed();
-  closed_steps_.insert(closed_steps_.end(), closed.begin(), closed.end());
+  for (const auto& step : closed) closed_steps_.add(step);
   tracker_->clear_closed();
   for (auto& b : buffers_) {
     write_side_frames(b->thread, from_signal);

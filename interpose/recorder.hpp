@@ -94,7 +94,7 @@ class Recorder {
   MPI_Comm tool_comm_ = MPI_COMM_NULL;  // a private duplicate of MPI_COMM_WORLD for mstep's own messages
   std::unique_ptr<TraceFileWriter> writer_;
   std::optional<StepTracker> tracker_;
-  std::vector<StepRecord> closed_steps_;
+  StepEncoder closed_steps_;  // closed steps, encoded as they close (no copies)
   std::vector<ClockSync> clocks_;
   CallsiteRegistry callsites_;
   CommTable comms_;
