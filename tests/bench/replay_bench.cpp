@@ -1,0 +1,56 @@
+// Replay throughput: synthetic traces of R ranks and E records replayed under LogGPS on one core.
+// Prints records per second of the replay loop (setup included) and the process's peak RSS.
+// Usage: replay_bench [ranks] [records] [ring|pingpong|random]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "model/matching.hpp"
+#include "model/replay.hpp"
+#include "model/synthetic.hpp"
+#include "model/timeline.hpp"
+
+namespace {
+
+long peak_rss_kib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace mstep;
+  const int ranks = argc > 1 ? std::atoi(argv[1]) : 64;
+  const std::size_t records = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10'000'000;
+  const char* name = argc > 3 ? argv[3] : "random";
+  const model::Pattern pattern = std::strcmp(name, "ring") == 0       ? model::Pattern::Ring
+                                 : std::strcmp(name, "pingpong") == 0 ? model::Pattern::PingPong
+                                                                      : model::Pattern::Random;
+  const auto traces = model::synthetic_trace(ranks, pattern, records, 1);
+  std::vector<const RankTrace*> ptrs;
+  std::size_t total = 0;
+  for (const auto& t : traces) {
+    ptrs.push_back(&t);
+    total += t.events.size();
+  }
+  const long rss_input = peak_rss_kib();
+  const Matching matching = match_messages(ptrs);
+  const Timeline timeline(ptrs);
+  model::LogGPSParams p;
+  p.L = 200e-9, p.o = 200e-9, p.g = 190e-9, p.Gs = 0, p.Gl = 60e-12, p.s = 128, p.S = 8256, p.P = static_cast<std::uint32_t>(ranks);
+  const auto t0 = std::chrono::steady_clock::now();
+  const model::ReplayResult r = model::replay_loggps(model::ReplayInput{ptrs, matching, timeline}, p);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("replay ranks=%d records=%zu pattern=%s seconds=%.3f records_per_s=%.3e predicted_s=%.6f "
+              "peak_rss_mib=%.1f input_rss_mib=%.1f\n",
+              ranks, total, name, seconds, static_cast<double>(total) / seconds, r.predicted_s,
+              static_cast<double>(peak_rss_kib()) / 1024.0, static_cast<double>(rss_input) / 1024.0);
+  return 0;
+}
