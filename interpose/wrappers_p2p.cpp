@@ -83,6 +83,28 @@ extern "C" int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, in
   return rc;
 }
 
+namespace {
+
+// Sendrecv writes two records: its send, then (as a continuation) its receive.
+void record_sendrecv(Event& e, MPI_Comm comm, int dest, int sendtag, std::uint64_t send_bytes, int source,
+                     int recvtag, const MPI_Status& st) {
+  const CommInfo& c = g_recorder.comm(comm);
+  e.comm = c.id;
+  e.peer = c.world_rank(dest);
+  e.tag = sendtag;
+  e.send_bytes = e.peer == kNoPeer ? 0 : send_bytes;
+  g_recorder.record(e);
+  Event r = e;
+  r.flags = kContinuation | kRecvHalf;
+  r.send_bytes = 0;
+  r.tag = recvtag;
+  r.peer = kNoPeer;
+  if (source != MPI_PROC_NULL) set_received(r, c, st);
+  g_recorder.record(r);
+}
+
+}  // namespace
+
 extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                             int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                             int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
@@ -95,19 +117,7 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
   const int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                recvtype, source, recvtag, comm, st);
   e.t_exit = now_ticks();
-  const CommInfo& c = g_recorder.comm(comm);
-  e.comm = c.id;
-  e.peer = c.world_rank(dest);
-  e.tag = sendtag;
-  e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(sendcount, sendtype);
-  g_recorder.record(e);
-  Event r = e;
-  r.flags = kContinuation | kRecvHalf;
-  r.send_bytes = 0;
-  r.tag = recvtag;
-  r.peer = kNoPeer;
-  if (source != MPI_PROC_NULL) set_received(r, c, *st);
-  g_recorder.record(r);
+  record_sendrecv(e, comm, dest, sendtag, bytes_of(sendcount, sendtype), source, recvtag, *st);
   return rc;
 }
 
@@ -121,19 +131,7 @@ extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int
   Event e = begin_event(Op::Sendrecv_replace, MSTEP_CALLER);
   const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st);
   e.t_exit = now_ticks();
-  const CommInfo& c = g_recorder.comm(comm);
-  e.comm = c.id;
-  e.peer = c.world_rank(dest);
-  e.tag = sendtag;
-  e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(count, type);
-  g_recorder.record(e);
-  Event r = e;
-  r.flags = kContinuation | kRecvHalf;
-  r.send_bytes = 0;
-  r.tag = recvtag;
-  r.peer = kNoPeer;
-  if (source != MPI_PROC_NULL) set_received(r, c, *st);
-  g_recorder.record(r);
+  record_sendrecv(e, comm, dest, sendtag, bytes_of(count, type), source, recvtag, *st);
   return rc;
 }
 
