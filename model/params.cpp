@@ -127,7 +127,7 @@ LogGPSParams read_loggps(const Reader& r, const json& j) {
 MpmParams read_mpm(const Reader& r, const json& j) {
   MpmParams m;
   r.object(j, "mpm");
-  m.g = r.number(r.need(j, "mpm", "g"), "mpm.g");
+  m.g = r.number(r.need(j, "mpm", "g"), "mpm.g", false);  // seconds per byte: never negative
   m.L = r.number(r.need(j, "mpm", "L"), "mpm.L");
   if (const json* v = r.find(j, "residual")) m.residual = r.number(*v, "mpm.residual", false);
   if (const json* v = r.find(j, "combine")) {

@@ -409,6 +409,8 @@ TEST_CASE("Parameter file errors name the file and the key", "[params]") {
   CHECK(error_of("{") .rfind("p.json: not valid JSON: ", 0) == 0);
   CHECK(error_of("[1]") == "p.json: expected a JSON object, got an array");
   CHECK(error_of("{}") .rfind("p.json: no parameters", 0) == 0);
+  // g is seconds per byte: a negative one would predict nothing, silently.
+  CHECK(error_of(R"({"mpm": {"g": -1, "L": 5e-6}})") == "p.json: key 'mpm.g': must not be negative, got -1");
   CHECK(error_of(R"({"L": 1e-6})") ==
         "p.json: key 'o': missing (a LogGPS parameter file needs L, o, Os, Or, g, Gs, Gl, s and S)");
   const std::string ok = R"("o": 1, "Os": 0, "Or": 0, "g": 0, "Gs": 0, "Gl": 0, "s": 10, "S": null)";

@@ -61,7 +61,8 @@ std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const Report& rep) 
     h.wait_s += w.wait_s;
     h.predicted_wait_s += w.predicted_wait_s;
     h.count += w.count;
-    h.ranks.push_back(w.rank);
+    // One rank may reach a line through several stacks (call-site ids): name it once.
+    if (std::find(h.ranks.begin(), h.ranks.end(), w.rank) == h.ranks.end()) h.ranks.push_back(w.rank);
   }
   std::vector<Hotspot> out;
   for (auto& [k, h] : merged) out.push_back(std::move(h));
