@@ -2,7 +2,7 @@
  * (all bytes of it) and received value; rank 0 gathers both logs and prints them, so the test can
  * compare the output of a run with mstep to one without it. Usage: corners   (2 ranks)
  *
- * MPI calls (test_integration.cpp asserts these; keep both in step):
+ * MPI calls (test_corners_languages.cpp asserts these; keep both in step):
  *   1 MPI_PROC_NULL, both ranks: Send(5 int, PROC_NULL, tag 30); Recv(5 int, PROC_NULL, tag 31);
  *     Sendrecv(5 int to PROC_NULL tag 32, 5 int from PROC_NULL tag 33).
  *   2 wildcards: rank 1 Send(3 int, tag 42), Send(2 int, tag 43) to 0;

@@ -1,7 +1,7 @@
 // cxx_ring: a C++ program (C API of MPI) passing a vector around the ring.
 // Usage: cxx_ring [iterations]   (any number of ranks)
 //
-// MPI calls per rank (test_integration.cpp asserts these; keep both in step): per iteration one
+// MPI calls per rank (asserted in test_corners_languages.cpp; keep in step): per iteration one
 // Send and one Recv of 32 doubles (256 B, tag = iteration) to the right / from the left neighbour
 // (even ranks send first, odd ranks receive first), then one Allreduce(1 long, SUM).
 #include <mpi.h>

@@ -1,7 +1,7 @@
 ! fortran_ring: Fortran calls must reach mstep's wrappers, and their call sites must resolve to
 ! this file. Usage: fortran_ring   (any number of ranks)
 !
-! MPI calls per rank (test_integration.cpp asserts these; keep both in step): 4 iterations of one
+! MPI calls per rank (asserted in test_corners_languages.cpp; keep in step): 4 iterations of one
 ! MPI_SEND and one MPI_RECV of 8 integers (32 B, tag = iteration) to the right / from the left
 ! (even ranks send first), then MPI_BCAST(4 integers, root 0), MPI_BARRIER, MPI_ALLREDUCE(1
 ! integer, SUM). Exits with status 1 if a received value is wrong.

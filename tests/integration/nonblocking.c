@@ -1,7 +1,7 @@
 /* nonblocking: Isend/Irecv completed by every member of the Wait and Test families.
  * Usage: nonblocking   (2 ranks; both ranks do the same calls with the other rank as partner)
  *
- * MPI calls per rank (test_integration.cpp asserts these; keep both in step):
+ * MPI calls per rank (test_p2p.cpp asserts these; keep both in step):
  *   A Wait:     Irecv(1 int, tag 10), Isend(1 int, tag 10), Wait(recv), Wait(send, STATUS_IGNORE)
  *   B Waitall:  Irecv(4 int, tag 11), Irecv(4 int, tag 12), Isend x2 (same), Waitall(4, statuses)
  *   C Waitany:  Irecv(2 int, tag 13), Isend(2 int, tag 13), Waitany twice

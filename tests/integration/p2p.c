@@ -1,7 +1,7 @@
 /* p2p: every blocking point-to-point call mstep wraps, with exactly known counts and bytes.
  * Usage: p2p N [exit_code]   (2 ranks)
  *
- * MPI calls per rank (test_integration.cpp asserts these; keep both in step):
+ * MPI calls per rank (test_p2p.cpp asserts these; keep both in step):
  *   phase 1, ping-pong, N times: rank 0 Send(16 int, tag 1) then Recv(16 int, tag 2);
  *                                rank 1 Recv then Send.
  *   phase 2, Ssend:   rank 0 Ssend(8 double = 64 B, tag 3);          rank 1 Recv.

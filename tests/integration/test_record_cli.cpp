@@ -1,0 +1,101 @@
+// Integration tests: the `mstep record` command line: exit codes, settings, -o, --.
+// (see harness.hpp; expected numbers come from the header comment of each test program)
+#include "harness.hpp"
+
+using namespace mstep_it;
+
+TEST_CASE("exit codes of the recorded command pass through mstep record", "[record]") {
+  const fs::path base = test_dir();
+  SECTION("an MPI program that returns 3 after MPI_Finalize") {
+    const fs::path dir = base / "exit3";
+    const Result rec = record(dir, 2, {prog("p2p"), "2", "3"});
+    CHECK(rec.code == 3);
+    // The trace itself is complete: the program did finalize.
+    const Stats s = stats(dir);
+    check_complete(s, 2);
+    CHECK(s.j["per_rank"][0]["calls"].value("MPI_Send", 0) == 3);  // 2 pings + 1 probed
+  }
+  SECTION("a command that is no MPI program") {
+    const fs::path dir = base / "sh";
+    const Result r = run(record_argv(dir, {}, {"sh", "-c", "exit 7"}), {}, base);
+    CHECK(r.code == 7);
+    CHECK(r.err.find("mstep: no trace was written to") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "meta.json"));
+  }
+  SECTION("a command that does not exist") {
+    const Result r = run(record_argv(base / "none", {}, {(base / "no-such-program").string()}), {}, base);
+    CHECK(r.code == 127);
+    CHECK(r.err.find("mstep: cannot run") != std::string::npos);
+  }
+}
+
+// =============================================================================================
+// Nonblocking
+
+TEST_CASE("run-time settings: MSTEP_ENABLE=0 and a bad MSTEP_BUFFER record nothing", "[record][settings]") {
+  const fs::path base = test_dir();
+  SECTION("MSTEP_ENABLE=0: the wrappers pass through") {
+    const Result r = record(base / "off", 2, {prog("p2p"), "3"}, {{"MSTEP_ENABLE", "0"}});
+    CHECK(r.code == 0);  // p2p checked its own results
+    CHECK(r.out.find("iprobe_calls=") != std::string::npos);
+    CHECK(r.err.find("mstep: no trace was written") != std::string::npos);
+    CHECK_FALSE(fs::exists(base / "off" / "rank-00000.mst"));
+  }
+  SECTION("a buffer below 4k: one line from rank 0, the run goes on unrecorded") {
+    const Result r = record(base / "bad", 2, {prog("p2p"), "3"}, {}, {"--buffer", "1k"});
+    CHECK(r.code == 0);
+    int lines = 0;
+    for (const auto& l : lines_of(r.err))
+      if (l.find("MSTEP_BUFFER='1k'") != std::string::npos) {
+        ++lines;
+        CHECK(l.rfind("mstep: ", 0) == 0);
+      }
+    CHECK(lines == 1);
+    CHECK_FALSE(fs::exists(base / "bad" / "rank-00000.mst"));
+  }
+  SECTION("a deeper call stack still names the calling line") {
+    const fs::path dir = base / "deep";
+    check_recorded(record(dir, 2, {prog("p2p"), "3"}, {}, {"--depth", "4"}), 2);
+    const Stats s = stats(dir);
+    check_complete(s, 2);
+    CHECK(s.j["per_rank"][0]["calls"].value("MPI_Send", 0) == 4);
+    check_all_callsites_in(dump_rank(dir, 0), "p2p.c");
+  }
+}
+
+TEST_CASE("record refuses to overwrite a trace unless forced", "[record]") {
+  const fs::path dir = test_dir() / "trace";
+  check_recorded(record(dir, 2, {prog("p2p"), "1"}), 2);
+  const Result again = record(dir, 2, {prog("p2p"), "1"});
+  check_one_line_error(again, 2);
+  CHECK(again.err.find("already holds a trace") != std::string::npos);
+  const Result forced = record(dir, 2, {prog("p2p"), "2"}, {}, {"-f"});
+  check_recorded(forced, 2);
+  const Stats s = stats(dir);
+  check_complete(s, 2);
+  CHECK(s.j["per_rank"][0]["calls"].value("MPI_Send", 0) == 3);  // the new run: 2 pings + 1
+}
+
+TEST_CASE("record takes the command with or without -- before it", "[record]") {
+  const fs::path base = test_dir();
+  const Result with = run({kMstep, "record", "-o", (base / "a").string(), "--", "sh", "-c", "exit 5"}, {}, base);
+  CHECK(with.code == 5);
+  CHECK(with.err.find("no trace was written") != std::string::npos);
+  // Without "--", the options after the program's name are the program's, not mstep's.
+  const Result without = run({kMstep, "record", "-o", (base / "b").string(), "sh", "-c", "exit 6"}, {}, base);
+  CHECK(without.code == 6);
+  CHECK(without.err.find("no trace was written") != std::string::npos);
+  const fs::path dir = base / "c";
+  const Result mpi = run({kMstep, "record", "-o", dir.string(), kMpiexec, "-n", "2", prog("p2p"), "1"}, {}, base);
+  check_recorded(mpi, 2);
+  check_complete(stats(dir), 2);
+}
+
+// Only the "--" that ends record's own options is taken away (CLI11 needs that): the recorded
+// program's own "--" reaches it, `mstep record -o DIR sh -c 'echo "$0"' -- x` prints "--".
+TEST_CASE("record passes the command's own -- through", "[record]") {
+  const fs::path base = test_dir();
+  const Result r = run({kMstep, "record", "-o", (base / "t").string(), "sh", "-c", "echo \"$0\"", "--", "x"}, {}, base);
+  CHECK(r.code == 0);
+  CHECK(r.out == "--\n");
+}

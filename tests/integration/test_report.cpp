@@ -1,0 +1,153 @@
+// Integration tests: `mstep report` end to end on the programs of tests/report/ (late_receiver.c,
+// late_sender.c, imbalance.c; their header comments say what each one waits for).
+//
+// Wait times are checked within 20% of what the programs spin for. The waits are 50 ms each so
+// that scheduling noise of a shared 2-core machine stays well below that; if these checks turn
+// flaky, make the waits longer rather than the tolerance wider.
+#include "harness.hpp"
+
+using namespace mstep_it;
+
+namespace {
+
+// An environment in which `mstep report` finds no default parameter file.
+Env no_default_params(const fs::path& home) { return {{"HOME", home.string()}, {"MSTEP_PARAMS", ""}}; }
+
+// mstep report DIR ARGS... --format json, parsed.
+json report_json(const fs::path& dir, const std::vector<std::string>& args, const Env& env) {
+  std::vector<std::string> argv{kMstep, "report", dir.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--format", "json"});
+  const Result r = run(argv, env);
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  json j = parse_json(r.out);
+  REQUIRE(j.is_object());
+  return j;
+}
+
+// The line of tests/report/FILE holding `marker` (a comment on the call the test looks for).
+int marked_line(const std::string& file, const std::string& marker) {
+  std::ifstream in(std::string(REPORT_SRC_DIR) + "/" + file);
+  int n = 0, found = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++n;
+    if (line.find(marker) != std::string::npos) {
+      REQUIRE(found == 0);  // one marked line only
+      found = n;
+    }
+  }
+  REQUIRE(found > 0);
+  return found;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// The one hotspot of `kind` for `call` (fails unless there is exactly one).
+json hotspot(const json& rep, const std::string& kind, const std::string& call) {
+  std::vector<json> found;
+  for (const auto& h : rep.at("hotspots"))
+    if (h.at("kind") == kind && h.at("mpi_call") == call) found.push_back(h);
+  INFO("hotspots: " << rep.at("hotspots").dump());
+  REQUIRE(found.size() == 1);
+  return found[0];
+}
+
+// A recorded run of a program of tests/report/ at 2 ranks.
+void record_report_program(const fs::path& dir, const std::vector<std::string>& program) {
+  const Result rec = record(dir, 2, program);
+  check_recorded(rec, 2);
+}
+
+}  // namespace
+
+TEST_CASE("report: a late receiver is found at the line of its MPI_Send", "[report]") {
+  const fs::path dir = test_dir() / "trace";
+  const double wait_ms = 50;
+  const int repeat = 4;
+  record_report_program(dir, {prog("late_receiver"), "50", std::to_string(repeat)});
+  const json rep = report_json(dir, {}, no_default_params(dir.parent_path()));
+  CHECK(rep.at("ranks") == 2);
+  CHECK(rep.at("complete") == true);
+  const json h = hotspot(rep, "late_receiver", "MPI_Send");
+  INFO(h.dump());
+  CHECK(ends_with(h.at("file").get<std::string>(), "late_receiver.c"));
+  CHECK(h.at("line") == marked_line("late_receiver.c", "/* LATE_RECEIVER_LINE */"));
+  CHECK(h.at("count") == repeat);
+  CHECK(h.at("ranks") == std::vector<int>{0});
+  const double expect = repeat * wait_ms * 1e-3;
+  CHECK(h.at("wait_s").get<double>() == Approx(expect).epsilon(0.2));
+}
+
+TEST_CASE("report: a late sender is found at the line of its MPI_Recv", "[report]") {
+  const fs::path dir = test_dir() / "trace";
+  const double wait_ms = 50;
+  const int repeat = 4;
+  record_report_program(dir, {prog("late_sender"), "50", std::to_string(repeat)});
+  const json rep = report_json(dir, {}, no_default_params(dir.parent_path()));
+  const json h = hotspot(rep, "late_sender", "MPI_Recv");
+  INFO(h.dump());
+  CHECK(ends_with(h.at("file").get<std::string>(), "late_sender.c"));
+  CHECK(h.at("line") == marked_line("late_sender.c", "/* LATE_SENDER_LINE */"));
+  CHECK(h.at("count") == repeat);
+  CHECK(h.at("ranks") == std::vector<int>{1});
+  const double expect = repeat * wait_ms * 1e-3;
+  CHECK(h.at("wait_s").get<double>() == Approx(expect).epsilon(0.2));
+}
+
+TEST_CASE("report: MPM and BSPWB predict an imbalanced exchange", "[report][models]") {
+  const fs::path dir = test_dir() / "trace";
+  // 20 steps; rank 0 computes 4 ms per step, rank 1 1 ms; 8 KiB each way per step.
+  record_report_program(dir, {prog("imbalance"), "20", "4", "1"});
+  const fs::path params = dir.parent_path() / "params.json";
+  std::ofstream(params) << R"({"mpm": {"g": 1e-10, "L": 5e-6}})" << "\n";
+  const json rep = report_json(dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
+  INFO("models: " << rep.at("models").dump());
+  CHECK(rep.at("params") == params.string());
+  const double actual = rep.at("actual_s");
+  CHECK(actual >= 0.080);
+  CHECK(actual <= 0.2);
+  const json& mpm = rep.at("models").at("MPM");
+  const json& bspwb = rep.at("models").at("BSPWB");
+  REQUIRE(mpm.at("predicted_s").is_number());
+  REQUIRE(mpm.at("error_pct").is_number());
+  REQUIRE(bspwb.at("predicted_s").is_number());
+  CHECK(std::abs(mpm.at("error_pct").get<double>()) <= 5);
+  // Two ranks that exchange every step: every Gamma is the whole world, so BSPWB = MPM.
+  const double p_mpm = mpm.at("predicted_s"), p_bspwb = bspwb.at("predicted_s");
+  CHECK(std::abs(p_bspwb - p_mpm) <= 1e-9 * std::abs(p_mpm));
+}
+
+TEST_CASE("report: without parameters the models are null, a bad parameter file fails in one line", "[report][params]") {
+  const fs::path dir = test_dir() / "trace";
+  record_report_program(dir, {prog("imbalance"), "5", "1", "1"});
+  const Env env = no_default_params(dir.parent_path());
+  {
+    INFO("no parameters: JSON");
+    const json rep = report_json(dir, {}, env);
+    CHECK(rep.at("params").is_null());
+    CHECK(rep.at("models").at("MPM").at("predicted_s").is_null());
+    CHECK(rep.at("models").at("MPM").at("error_pct").is_null());
+  }
+  {
+    INFO("no parameters: text");
+    const Result r = run({kMstep, "report", dir.string()}, env);
+    CHECK(r.code == 0);
+    const auto lines = lines_of(r.out);
+    CHECK(std::any_of(lines.begin(), lines.end(),
+                      [](const std::string& l) { return l.rfind("note: no model parameters", 0) == 0; }));
+  }
+  {
+    INFO("a bad parameter file");
+    const fs::path bad = dir.parent_path() / "bad-params.json";
+    std::ofstream(bad) << R"({"mpm": {"g": "x"}})" << "\n";
+    const Result r = run({kMstep, "report", dir.string(), "--params", bad.string(), "--format", "json"}, env);
+    CHECK(r.code != 0);
+    const auto err = lines_of(r.err);
+    REQUIRE(err.size() == 1);
+    CHECK(err[0].rfind("mstep: ", 0) == 0);
+    CHECK(err[0].find(bad.string()) != std::string::npos);
+  }
+}

@@ -1,0 +1,316 @@
+// Integration tests: killed ranks, missing MPI_Finalize, many frames, bad input, damaged traces.
+// (see harness.hpp; expected numbers come from the header comment of each test program)
+#include "harness.hpp"
+
+#include <signal.h>
+
+using namespace mstep_it;
+
+// =============================================================================================
+// Runs that do not end well
+
+namespace {
+
+// The pid in a rank file's header: magic (8), version (2), body size (2), rank (4), size (4), pid.
+long pid_in_rank_file(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  unsigned char h[24] = {};
+  if (!in.read(reinterpret_cast<char*>(h), sizeof h)) return -1;
+  if (std::memcmp(h, "MSTEPTRC", 8) != 0) return -1;
+  return static_cast<long>(h[20] | h[21] << 8 | h[22] << 16 | static_cast<unsigned long>(h[23]) << 24);
+}
+
+// Waits until both rank files hold frames beyond their header (more than `bytes`).
+bool wait_for_frames(const fs::path& dir, std::uintmax_t bytes, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::error_code ec;
+    const auto a = fs::file_size(dir / "rank-00000.mst", ec);
+    const bool a_ok = !ec && a > bytes;
+    const auto b = fs::file_size(dir / "rank-00001.mst", ec);
+    if (a_ok && !ec && b > bytes) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+// Stats of a trace whose ranks died: exit 1, the JSON still printed, one warning line per problem
+// naming the file; returns the JSON.
+json check_damaged_stats(const fs::path& dir, const std::vector<std::string>& files) {
+  const Stats s = stats(dir);
+  CHECK(s.r.code == 1);
+  CHECK_FALSE(s.j.at("problems").empty());
+  const auto err = lines_of(s.r.err);
+  REQUIRE_FALSE(err.empty());
+  for (const auto& l : err) {
+    INFO(l);
+    CHECK(l.rfind("mstep: warning: ", 0) == 0);
+  }
+  for (const auto& f : files) {
+    INFO("a warning names " << f);
+    CHECK(std::any_of(err.begin(), err.end(), [&](const std::string& l) { return l.find(f) != std::string::npos; }));
+  }
+  return s.j;
+}
+
+void killed_run(int sig) {
+  const fs::path dir = test_dir() / "trace";
+  // 8k buffers: a frame every ~140 events, so frames reach the disk long before the kill.
+  // Rank 1 pauses 50 us per round: some 10-20 thousand events per second and rank.
+  Child job(record_argv(dir, {"--buffer", "8k"}, {kMpiexec, "-n", "2", prog("killed"), "60", "50"}),
+            {}, dir.parent_path());
+  const bool frames = wait_for_frames(dir, 2048, 60);
+  REQUIRE(frames);
+  const long victim = pid_in_rank_file(dir / "rank-00001.mst");
+  REQUIRE(victim > 1);
+  // Let more frames land, then kill rank 1's process only.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(::kill(static_cast<pid_t>(victim), sig) == 0);
+  const Result r = job.wait(60);
+  UNSCOPED_INFO("mstep record: exit " << r.code << "\nstdout: " << r.out << "\nstderr: " << r.err);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.code != 0);  // mpiexec reports the dead rank
+
+  const json j = check_damaged_stats(dir, {"rank-00001.mst"});
+  CHECK(j.at("complete") == false);
+  REQUIRE(j.at("per_rank").size() == 2);
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    const json& pr = j["per_rank"][rank];
+    const std::string status = pr.at("status");
+    if (sig == SIGTERM && rank == 1) {
+      CHECK(status == "unfinished (no MPI_Finalize)");  // the handler wrote whole frames
+    } else {
+      CHECK((status == "unfinished (no MPI_Finalize)" || status == "truncated"));
+    }
+    // Whole ping-pong rounds reached the disk: rank 0 Sends then Recvs, rank 1 the reverse.
+    const auto sends = pr.at("calls").value("MPI_Send", 0), recvs = pr.at("calls").value("MPI_Recv", 0);
+    CHECK(sends > 100);
+    CHECK(recvs > 100);
+    CHECK(pr.at("calls").value("MPI_Init", 0) == 1);
+    CHECK(pr.at("steps") > 50);  // every round closes a step; closed steps go out with the frames
+    CHECK(pr.at("calls").count("MPI_Finalize") == 0);
+    CHECK(pr.at("bytes_sent").value("MPI_Send", 0) == 16 * sends);
+    CHECK(pr.at("bytes_received").value("MPI_Recv", 0) == 16 * recvs);
+  }
+  // dump reads the same events (and also reports the problem with exit 1).
+  const json d1 = dump_rank(dir, 1, 1);
+  CHECK(d1.at("events").size() == j["per_rank"][1].at("events"));
+  CHECK(d1.at("events").size() > 200);
+}
+
+}  // namespace
+
+TEST_CASE("a rank killed with SIGKILL leaves a readable trace", "[killed]") { killed_run(SIGKILL); }
+
+TEST_CASE("a rank killed with SIGTERM flushes its trace", "[killed]") { killed_run(SIGTERM); }
+
+TEST_CASE("many small frames: exact counts across frame boundaries", "[frames]") {
+  const fs::path dir = test_dir() / "trace";
+  const int rounds = 5000;  // killed.c: exactly this many ping-pong rounds, no pause
+  const Result rec = record(dir, 2, {prog("killed"), "100", "0", std::to_string(rounds)}, {}, {"--buffer", "4k"});
+  check_recorded(rec, 2);
+  const Stats s = stats(dir);
+  check_complete(s, 2);
+  for (int rank = 0; rank < 2; ++rank) {
+    Expect e;
+    e.add("MPI_Init", 1);
+    e.add("MPI_Send", rounds, 16 * rounds, 0);
+    e.add("MPI_Recv", rounds, 0, 16 * rounds);
+    e.add("MPI_Finalize", 1);
+    check_rank(s.j, rank, e);
+    // 4k buffers hold 73 events: the 10002 calls took more than 100 frames, each flush adding one
+    // mstep_flush event of its own.
+    const auto events = s.j["per_rank"][rank].at("events").get<std::uint64_t>();
+    CHECK(events > 2 * rounds + 2 + 100);
+    CHECK(events < 2 * rounds + 2 + 2 * rounds / 50);
+  }
+  const json d = dump_rank(dir, 1);
+  const auto recvs = events_of(d, "MPI_Recv");
+  REQUIRE(recvs.size() == static_cast<std::size_t>(rounds));
+  for (const auto& r : recvs) {
+    CHECK(r.at("peer") == 0);
+    CHECK(r.at("tag") == 1);
+    CHECK(r.at("recv_bytes") == 16);
+  }
+}
+
+// Reading must stay linear in the number of frames: when decode_events reserved the exact new
+// size for every frame, 120 thousand events in 4k frames took some 20 s instead of a fraction of one.
+TEST_CASE("stats reads a trace of many small frames in linear time", "[frames]") {
+  const fs::path dir = test_dir() / "trace";
+  check_recorded(record(dir, 2, {prog("killed"), "100", "0", "60000"}, {}, {"--buffer", "4k"}), 2);
+  const Result r = run({kMstep, "stats", dir.string(), "--format", "json"}, {}, {}, 10);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.code == 0);
+  CHECK(r.seconds < 5);
+}
+
+TEST_CASE("a program that exits without MPI_Finalize leaves a readable, unfinished trace", "[killed]") {
+  const fs::path dir = test_dir() / "trace";
+  const Result rec = record(dir, 2, {prog("no_finalize")});
+  CHECK(rec.code == 0);
+  const json j = check_damaged_stats(dir, {"rank-00000.mst", "rank-00001.mst"});
+  CHECK(j.at("complete") == false);
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    CHECK(j["per_rank"][rank].at("status") == "unfinished (no MPI_Finalize)");
+    Expect e;  // rank 0: 3 x Send(4 int); rank 1: 3 x Recv; both Barrier; no Finalize
+    e.add("MPI_Init", 1);
+    if (rank == 0) e.add("MPI_Send", 3, 48, 0);
+    else e.add("MPI_Recv", 3, 0, 48);
+    e.add("MPI_Barrier", 1);
+    check_rank(j, rank, e);
+  }
+  for (const auto& p : j.at("problems")) CHECK(p.get<std::string>().find("did not reach MPI_Finalize") != std::string::npos);
+}
+
+// The exit and signal path (emergency_flush) infers the M-steps of the buffered events before it
+// writes them: a short run that exits without MPI_Finalize still has its steps.
+TEST_CASE("a program that exits without MPI_Finalize keeps its M-steps", "[killed][steps]") {
+  const fs::path dir = test_dir() / "trace";
+  CHECK(record(dir, 2, {prog("no_finalize")}).code == 0);
+  // Closed before the exit (format/step_tracker.hpp): rank 0 {Init, 3 x Send, Barrier}, closed by
+  // the Barrier; rank 1 {Init, 3 x Recv}, closed by the Barrier's send side, then {Barrier}.
+  const json d0 = dump_rank(dir, 0, 1), d1 = dump_rank(dir, 1, 1);
+  REQUIRE(d0.at("steps").size() >= 1);
+  CHECK(d0["steps"][0].at("bytes_out") == 48);
+  CHECK(d0["steps"][0].at("partners") == std::vector<int>{0, 1});
+  REQUIRE(d1.at("steps").size() >= 2);
+  CHECK(d1["steps"][0].at("bytes_in") == 48);
+  CHECK(d1["steps"][0].at("msgs_in") == 3);
+}
+
+// =============================================================================================
+// Bad input
+
+TEST_CASE("bad command lines and paths fail in one line", "[errors]") {
+  const fs::path base = test_dir();
+  SECTION("stats of a directory that does not exist") {
+    const Result r = run({kMstep, "stats", "/nonexistent"});
+    check_one_line_error(r, 1);
+    CHECK(r.err.find("/nonexistent") != std::string::npos);
+  }
+  SECTION("dump of a directory that does not exist") {
+    check_one_line_error(run({kMstep, "dump", "/nonexistent", "--format", "json"}), 1);
+  }
+  SECTION("stats of a directory without a trace") {
+    const Result r = run({kMstep, "stats", base.string()});
+    check_one_line_error(r, 1);
+    CHECK(r.err.find("not an mstep trace directory") != std::string::npos);
+  }
+  SECTION("stats of a file") {
+    std::ofstream(base / "file") << "x";
+    check_one_line_error(run({kMstep, "stats", (base / "file").string()}), 1);
+  }
+  SECTION("an unknown subcommand") { check_one_line_error(run({kMstep, "bogus-subcommand"})); }
+  SECTION("no subcommand") { check_one_line_error(run({kMstep})); }
+  SECTION("an unknown option") { check_one_line_error(run({kMstep, "stats", "--bogus", base.string()})); }
+  SECTION("a bad option value") {
+    check_one_line_error(run({kMstep, "stats", base.string(), "--format", "xml"}));
+  }
+  SECTION("record without a command") {
+    const Result r = run({kMstep, "record", "-o", (base / "t").string()}, {}, base);
+    check_one_line_error(r, 2);
+    CHECK(r.err.find("needs a command") != std::string::npos);
+    const Result r2 = run({kMstep, "record", "-o", (base / "t").string(), "--"}, {}, base);
+    check_one_line_error(r2, 2);
+  }
+  SECTION("dump of a rank the run does not have") {
+    const fs::path dir = base / "trace";
+    check_recorded(record(dir, 2, {prog("p2p"), "1"}), 2);
+    const Result r = run({kMstep, "dump", dir.string(), "--rank", "2", "--format", "json"});
+    check_one_line_error(r, 1);
+    CHECK(r.err.find("no rank 2") != std::string::npos);
+  }
+  SECTION("record with a --depth out of range") {
+    check_one_line_error(run({kMstep, "record", "--depth", "99", "true"}, {}, base));
+  }
+}
+
+TEST_CASE("damaged traces: each problem in one line, what can be read is printed", "[errors][damaged]") {
+  const fs::path base = test_dir();
+  const fs::path good = base / "good";
+  check_recorded(record(good, 2, {prog("p2p"), "5"}), 2);
+  const Stats ref = stats(good);
+  check_complete(ref, 2);
+  const auto events1 = ref.j["per_rank"][1].at("events").get<std::uint64_t>();
+  auto copy = [&](const std::string& name) {
+    const fs::path d = base / name;
+    fs::copy(good, d, fs::copy_options::recursive);
+    return d;
+  };
+
+  {
+    INFO("a truncated rank file");
+    const fs::path d = copy("truncated");
+    const fs::path f = d / "rank-00001.mst";
+    fs::resize_file(f, fs::file_size(f) - 7);
+    const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j["per_rank"][1].at("status") == "truncated");
+    CHECK(j["per_rank"][0].at("status") == "complete");
+    CHECK(j["per_rank"][0].at("calls") == ref.j["per_rank"][0].at("calls"));
+    // Only the last frame (the End frame) was cut: every event is still there.
+    CHECK(j["per_rank"][1].at("events") == events1);
+    CHECK(j.at("problems").size() == 1);
+  }
+  {
+    INFO("a rank file cut inside its event frames");
+    const fs::path d = copy("cut");
+    const fs::path f = d / "rank-00001.mst";
+    fs::resize_file(f, 40);  // header and half a frame header
+    const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j["per_rank"][1].at("status") == "truncated");
+    CHECK(j["per_rank"][1].at("events") == 0);
+  }
+  {
+    INFO("a corrupt byte in the first frame's compressed bytes");
+    const fs::path d = copy("corrupt");
+    const fs::path f = d / "rank-00000.mst";
+    std::fstream io(f, std::ios::in | std::ios::out | std::ios::binary);
+    // File header: magic (8), version (2), body size (2), body; then the first frame's 20-byte
+    // header, whose last 4 bytes are its compressed size, and its zstd frame.
+    auto u = [&](long at, int bytes) {
+      unsigned long v = 0;
+      io.seekg(at);
+      for (int i = 0; i < bytes; ++i) v |= static_cast<unsigned long>(static_cast<unsigned char>(io.get())) << (8 * i);
+      return static_cast<long>(v);
+    };
+    const long frame = 12 + u(10, 2);
+    const long csize = u(frame + 16, 4);
+    REQUIRE(csize > 8);
+    const long victim = frame + 20 + csize / 2;
+    io.seekg(victim);
+    const char c = static_cast<char>(io.get());
+    io.seekp(victim);
+    io.put(static_cast<char>(c ^ 0x5a));
+    io.close();
+    const json j = check_damaged_stats(d, {"rank-00000.mst"});
+    CHECK(j["per_rank"][0].at("status") == "corrupt");
+    CHECK(j["per_rank"][0].at("events") == 0);  // nothing after a damaged frame is read
+    CHECK(j["per_rank"][1].at("status") == "complete");
+  }
+  {
+    INFO("a missing rank file");
+    const fs::path d = copy("missing");
+    fs::remove(d / "rank-00001.mst");
+    const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j.at("ranks") == 2);
+    CHECK(j.at("ranks_read") == 1);
+  }
+  {
+    INFO("a missing meta.json");
+    const fs::path d = copy("nometa");
+    fs::remove(d / "meta.json");
+    const json j = check_damaged_stats(d, {"meta.json"});
+    CHECK(j.at("ranks") == 2);
+    CHECK(j["per_rank"][1].at("calls") == ref.j["per_rank"][1].at("calls"));
+  }
+  {
+    INFO("a rank file that is not a trace");
+    const fs::path d = copy("garbage");
+    std::ofstream(d / "rank-00000.mst", std::ios::trunc) << "this is not an mstep trace at all, no";
+    const json j = check_damaged_stats(d, {"rank-00000.mst"});
+    CHECK(j.at("ranks_read") == 1);
+  }
+}
