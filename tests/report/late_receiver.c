@@ -3,14 +3,7 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static void spin_ms(double ms) {
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  do clock_gettime(CLOCK_MONOTONIC, &t);
-  while ((t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) * 1e-6 < ms);
-}
+#include "spin.h"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
