@@ -50,6 +50,34 @@ std::uint32_t unknown_comm(std::size_t rank, std::uint16_t local) {
 
 }  // namespace
 
+bool is_collective_call(const Event& e) {
+  const Role r = op_role(e.op);
+  return !e.continuation() && (r == Role::CollAll || r == Role::CollRootIn || r == Role::CollRootOut);
+}
+
+std::uint32_t global_comm(const std::vector<std::vector<std::uint32_t>>& ids, std::size_t rank, std::uint16_t local) {
+  return rank < ids.size() && local < ids[rank].size() ? ids[rank][local] : unknown_comm(rank, local);
+}
+
+std::vector<std::vector<CollectiveCall>> collective_instances(std::span<const RankTrace* const> ranks) {
+  const auto comm_ids = global_comm_ids(ranks);
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<CollectiveCall>> instances;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (!ranks[r]) continue;
+    std::map<std::uint32_t, std::uint64_t> seq;
+    const auto& events = ranks[r]->events;
+    for (std::uint32_t i = 0; i < events.size(); ++i) {
+      if (!is_collective_call(events[i])) continue;
+      const std::uint32_t comm = global_comm(comm_ids, r, events[i].comm);
+      instances[{comm, seq[comm]++}].push_back({static_cast<std::int32_t>(r), i});
+    }
+  }
+  std::vector<std::vector<CollectiveCall>> out;
+  out.reserve(instances.size());
+  for (auto& [key, calls] : instances) out.push_back(std::move(calls));
+  return out;
+}
+
 bool is_p2p_send(const Event& e) {
   const Role r = op_role(e.op);
   return r == Role::Send || r == Role::Isend || (r == Role::SendRecv && !(e.flags & kRecvHalf));
@@ -86,10 +114,6 @@ std::vector<std::vector<std::uint32_t>> global_comm_ids(std::span<const RankTrac
 
 Matching match_messages(std::span<const RankTrace* const> ranks) {
   const auto comm_ids = global_comm_ids(ranks);
-  auto global_comm = [&](std::size_t rank, std::uint16_t local) {
-    const auto& ids = comm_ids[rank];
-    return local < ids.size() ? ids[local] : unknown_comm(rank, local);
-  };
   std::unordered_map<ChannelKey, Channel, ChannelHash> channels;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     if (!ranks[r]) continue;
@@ -101,14 +125,14 @@ Matching match_messages(std::span<const RankTrace* const> ranks) {
       if (e.op == Op::Irecv && e.request) irecv_of_request[e.request] = i;
       if (e.peer < 0 || e.peer >= world) continue;  // none, PROC_NULL, or not a rank of this run
       if (is_p2p_send(e)) {
-        channels[{global_comm(r, e.comm), static_cast<std::int32_t>(r), e.peer, e.tag}].sends.push_back(i);
+        channels[{global_comm(comm_ids, r, e.comm), static_cast<std::int32_t>(r), e.peer, e.tag}].sends.push_back(i);
       } else if (is_p2p_recv(e)) {
         std::uint32_t post = i;
         if (op_role(e.op) == Role::Complete) {
           const auto it = irecv_of_request.find(e.request);
           if (it != irecv_of_request.end()) post = it->second;
         }
-        channels[{global_comm(r, e.comm), e.peer, static_cast<std::int32_t>(r), e.tag}].recvs.push_back(
+        channels[{global_comm(comm_ids, r, e.comm), e.peer, static_cast<std::int32_t>(r), e.tag}].recvs.push_back(
             {post, i, e.recv_bytes});
       }
     }

@@ -41,8 +41,25 @@ struct Matching {
   std::vector<Unmatched> unmatched;
 };
 
+// The global id of rank `rank`'s local communicator `local`, given global_comm_ids' answer. A
+// communicator whose definition was lost gets an id unique to that rank: it matches nothing.
+std::uint32_t global_comm(const std::vector<std::vector<std::uint32_t>>& ids, std::size_t rank,
+                          std::uint16_t local);
+
 // `ranks[i]` may be null (an unreadable rank): messages to and from it are left unmatched.
 Matching match_messages(std::span<const RankTrace* const> ranks);
+
+// True for the first record of a collective call (Barrier, Bcast, Reduce, All*, ...).
+bool is_collective_call(const Event& e);
+
+// One member's part in a collective: its rank and the index of its collective record.
+struct CollectiveCall {
+  std::int32_t rank = 0;
+  std::uint32_t event = 0;
+};
+// Every collective of the run, each as the calls of its members: the k-th collective on a
+// communicator at each member is one instance. Instances come in (communicator, k) order.
+std::vector<std::vector<CollectiveCall>> collective_instances(std::span<const RankTrace* const> ranks);
 
 // True for a record that starts a point-to-point send (including Sendrecv's send half).
 bool is_p2p_send(const Event& e);

@@ -11,8 +11,6 @@
 namespace mstep::model::detail {
 namespace {
 
-bool is_collective_role(Role r) { return r == Role::CollRootOut || r == Role::CollRootIn || r == Role::CollAll; }
-
 std::uint8_t send_mode(Op op) {
   switch (op) {
     case Op::Ssend:
@@ -21,11 +19,6 @@ std::uint8_t send_mode(Op op) {
     case Op::Ibsend: return kBuffered;
     default: return kBySize;
   }
-}
-
-// A communicator whose definition was lost: unique per rank, so never the same instance as another's.
-std::uint32_t unknown_comm(std::size_t rank, std::uint16_t local) {
-  return 0x80000000u | static_cast<std::uint32_t>(rank << 16) | local;
 }
 
 }  // namespace
@@ -153,9 +146,8 @@ ReplayPlan make_plan(const ReplayInput& in) {
     std::unordered_map<std::uint32_t, std::uint32_t> count;
     for (std::uint32_t i = 0; i < pr.n; ++i) {
       const Event& e = pr.ev[i];
-      if (!is_collective_role(op_role(e.op)) || e.continuation()) continue;
-      const auto& ids = comm_ids[r];
-      const std::uint32_t gcomm = e.comm < ids.size() ? ids[e.comm] : unknown_comm(r, e.comm);
+      if (!is_collective_call(e)) continue;
+      const std::uint32_t gcomm = global_comm(comm_ids, r, e.comm);
       const std::uint32_t k = count[gcomm]++;
       const auto [it, fresh] = instance_of.try_emplace((std::uint64_t{gcomm} << 32) | k,
                                                        static_cast<std::uint32_t>(plan.instances.size()));

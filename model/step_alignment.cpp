@@ -10,11 +10,6 @@
 namespace mstep::model {
 namespace {
 
-bool is_collective(Op op) {
-  const Role r = op_role(op);
-  return r == Role::CollAll || r == Role::CollRootIn || r == Role::CollRootOut;
-}
-
 void add_partner(StepRecord& step, std::int32_t rank, std::uint32_t sender_step, std::int32_t self) {
   if (rank < 0 || rank == self) return;
   const Partner p{static_cast<std::uint32_t>(rank), sender_step};
@@ -55,7 +50,7 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
       const auto it = members.find(e.comm);
       tracker.feed(e, it != members.end() ? std::span<const std::int32_t>(it->second) : std::span<const std::int32_t>{});
       // A collective closes the step it belongs to: it is in the one before the open step.
-      const std::uint32_t index = tracker.current_index() - (is_collective(e.op) && !e.continuation() ? 1 : 0);
+      const std::uint32_t index = tracker.current_index() - (is_collective_call(e) ? 1 : 0);
       event_step[i] = index - 1;
       for (const auto& s : tracker.closed()) steps.push_back(s);
       tracker.clear_closed();
@@ -100,29 +95,21 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
     add_partner(out.input[static_cast<std::size_t>(m.dst)][rs], m.src, ss, m.dst);
   }
 
-  // Collectives: the k-th collective on a communicator is one instance at every member.
-  const auto comm_ids = global_comm_ids(ranks);
+  // Collectives: who hears from whom in one instance, each at the step it made the call in.
   struct Member {
     std::int32_t rank;
     std::uint32_t step;
     bool root;
     Role role;
   };
-  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<Member>> instances;
-  for (std::size_t r = 0; r < n; ++r) {
-    if (!ranks[r]) continue;
-    std::map<std::uint32_t, std::uint64_t> seq;
-    const auto& events = ranks[r]->events;
-    for (std::uint32_t i = 0; i < events.size(); ++i) {
-      const Event& e = events[i];
-      if (e.continuation() || !is_collective(e.op)) continue;
-      const auto& ids = comm_ids[r];
-      const std::uint32_t comm = e.comm < ids.size() ? ids[e.comm] : 0xffffffffu;
-      instances[{comm, seq[comm]++}].push_back(
-          {static_cast<std::int32_t>(r), out.event_step[r][i], (e.flags & kRoot) != 0, op_role(e.op)});
+  std::vector<Member> members;
+  for (const auto& calls : collective_instances(ranks)) {
+    members.clear();
+    for (const auto& c : calls) {
+      const Event& e = ranks[static_cast<std::size_t>(c.rank)]->events[c.event];
+      members.push_back({c.rank, out.event_step[static_cast<std::size_t>(c.rank)][c.event], (e.flags & kRoot) != 0,
+                         op_role(e.op)});
     }
-  }
-  for (const auto& [key, members] : instances) {
     for (const Member& to : members) {
       if (!in_range(to.rank, to.step)) continue;
       StepRecord& step = out.input[static_cast<std::size_t>(to.rank)][to.step];

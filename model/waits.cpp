@@ -100,39 +100,18 @@ std::vector<WaitSite> measure_waits(std::span<const RankTrace* const> ranks, con
     acc.add(WaitKind::LateSender, key.first, call, wp.first, wp.second);
   }
 
-  // Collectives: the k-th collective on a communicator is one instance at every member.
-  const auto comm_ids = global_comm_ids(ranks);
-  struct Arrival {
-    std::int32_t rank;
-    std::uint32_t event;
-    double enter;
-  };
-  std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<Arrival>> instances;
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    if (!ranks[r]) continue;
-    std::map<std::uint32_t, std::uint64_t> seq;
-    const auto& events = ranks[r]->events;
-    for (std::uint32_t i = 0; i < events.size(); ++i) {
-      const Event& e = events[i];
-      const Role role = op_role(e.op);
-      if (e.continuation() || (role != Role::CollAll && role != Role::CollRootIn && role != Role::CollRootOut))
-        continue;
-      const auto& ids = comm_ids[r];
-      const std::uint32_t comm = e.comm < ids.size() ? ids[e.comm] : 0xffffffffu;
-      instances[{comm, seq[comm]++}].push_back({static_cast<std::int32_t>(r), i, tl.seconds(static_cast<int>(r), e.t_enter)});
-    }
-  }
-  for (const auto& [key, members] : instances) {
+  // Collectives: each member waited from its arrival until the last member's.
+  for (const auto& members : collective_instances(ranks)) {
     double last = -std::numeric_limits<double>::infinity();
-    for (const auto& a : members) last = std::max(last, a.enter);
-    for (const auto& a : members) {
-      const Event& e = ranks[static_cast<std::size_t>(a.rank)]->events[a.event];
-      const double wait = clamp_wait(last - a.enter, tl.duration(a.rank, e.t_exit - e.t_enter));
+    for (const auto& c : members)
+      last = std::max(last, tl.seconds(c.rank, ranks[static_cast<std::size_t>(c.rank)]->events[c.event].t_enter));
+    for (const auto& c : members) {
+      const Event& e = ranks[static_cast<std::size_t>(c.rank)]->events[c.event];
+      const double wait = clamp_wait(last - tl.seconds(c.rank, e.t_enter), tl.duration(c.rank, e.t_exit - e.t_enter));
       // Every model waits for the last arrival alike: the prediction at measured arrivals is the same.
-      acc.add(WaitKind::Collective, a.rank, e, wait, predict ? wait : nan);
+      acc.add(WaitKind::Collective, c.rank, e, wait, predict ? wait : nan);
     }
   }
-
   std::vector<WaitSite> out;
   out.reserve(acc.sites.size());
   for (auto& [k, s] : acc.sites) out.push_back(s);
