@@ -11,12 +11,7 @@ namespace mstep {
 RankClock rank_clock(const RankTrace& t) {
   RankClock c;
   c.ns_per_tick = seconds_per_tick(t) * 1e9;
-  const ClockSync* init = nullptr;
-  const ClockSync* fin = nullptr;
-  for (const auto& s : t.clocks) {
-    if (s.when == ClockSync::AtInit && !init) init = &s;
-    if (s.when == ClockSync::AtFinalize) fin = &s;
-  }
+  const auto [init, fin] = clock_samples(t);
   const ClockSync* base = init ? init : fin;
   if (!base) {
     c.base_ticks = t.events.empty() ? 0 : t.events.front().t_enter;

@@ -83,13 +83,17 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank) {
   return d;
 }
 
-double seconds_per_tick(const RankTrace& t) {
-  const ClockSync* init = nullptr;
-  const ClockSync* fin = nullptr;
+ClockSamples clock_samples(const RankTrace& t) {
+  ClockSamples s;
   for (const auto& c : t.clocks) {
-    if (c.when == ClockSync::AtInit && !init) init = &c;
-    if (c.when == ClockSync::AtFinalize) fin = &c;
+    if (c.when == ClockSync::AtInit && !s.init) s.init = &c;
+    if (c.when == ClockSync::AtFinalize) s.fin = &c;
   }
+  return s;
+}
+
+double seconds_per_tick(const RankTrace& t) {
+  const auto [init, fin] = clock_samples(t);
   // Over 10 ms the pair beats the start-up measurement (2 ms of spinning).
   if (init && fin && fin->ticks > init->ticks && fin->ns - init->ns > 10'000'000)
     return static_cast<double>(fin->ns - init->ns) * 1e-9 / static_cast<double>(fin->ticks - init->ticks);

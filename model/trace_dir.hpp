@@ -33,6 +33,13 @@ struct TraceDir {
 // a trace directory at all; anything less is a line in `problems`.
 TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank = std::nullopt);
 
+// A rank's clock samples taken at MPI_Init and at MPI_Finalize (null where missing).
+struct ClockSamples {
+  const ClockSync* init = nullptr;
+  const ClockSync* fin = nullptr;
+};
+ClockSamples clock_samples(const RankTrace& t);
+
 // Seconds per clock tick of one rank: from its Init and Finalize clock samples when both exist
 // and lie far enough apart, else from the rate measured at start-up.
 double seconds_per_tick(const RankTrace& t);

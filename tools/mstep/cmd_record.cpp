@@ -40,23 +40,21 @@ std::string default_dir() {
 
 // An existing trace is never overwritten by accident; with --force its files are removed first,
 // so that no rank file of an earlier, larger run survives beside the new ones.
+bool is_trace_file(const fs::path& p) {
+  const auto name = p.filename().string();
+  return name == kMetaFileName || (name.rfind("rank-", 0) == 0 && p.extension() == ".mst");
+}
+
 void prepare_dir(const RecordOptions& o) {
   std::error_code ec;
   if (!fs::exists(o.dir, ec)) return;
   if (!fs::is_directory(o.dir, ec)) fail(2, fmt::format("{} exists and is not a directory", o.dir));
   bool has_trace = false;
-  for (const auto& e : fs::directory_iterator(o.dir, ec)) {
-    const auto name = e.path().filename().string();
-    if (name == kMetaFileName || (name.rfind("rank-", 0) == 0 && e.path().extension() == ".mst"))
-      has_trace = true;
-  }
+  for (const auto& e : fs::directory_iterator(o.dir, ec)) has_trace = has_trace || is_trace_file(e.path());
   if (!has_trace) return;
   if (!o.force) fail(2, fmt::format("{} already holds a trace (use -f to replace it)", o.dir));
-  for (const auto& e : fs::directory_iterator(o.dir, ec)) {
-    const auto name = e.path().filename().string();
-    if (name == kMetaFileName || (name.rfind("rank-", 0) == 0 && e.path().extension() == ".mst"))
-      fs::remove(e.path(), ec);
-  }
+  for (const auto& e : fs::directory_iterator(o.dir, ec))
+    if (is_trace_file(e.path())) fs::remove(e.path(), ec);
 }
 
 int run(const RecordOptions& o) {
