@@ -124,6 +124,20 @@ LogGPSParams read_loggps(const Reader& r, const json& j) {
   return p;
 }
 
+ColdStart read_cold(const Reader& r, const json& j) {
+  r.object(j, "cold");
+  ColdStart c;
+  const std::uint64_t messages = r.bytes(r.need(j, "cold", "messages"), "cold.messages", false);
+  if (messages > 0xffffffffu) r.fail("cold.messages", fmt::format("{} is too large", messages));
+  c.messages = static_cast<std::uint32_t>(messages);
+  c.send = r.number(r.need(j, "cold", "send"), "cold.send", false);
+  c.recv = r.number(r.need(j, "cold", "recv"), "cold.recv", false);
+  c.from = r.bytes(r.need(j, "cold", "from"), "cold.from", false);
+  c.to = r.bytes(r.need(j, "cold", "to"), "cold.to", true);
+  if (const json* v = r.find(j, "bytes")) c.bytes = r.bytes(*v, "cold.bytes", false);
+  return c;
+}
+
 MpmParams read_mpm(const Reader& r, const json& j) {
   MpmParams m;
   r.object(j, "mpm");
@@ -294,6 +308,7 @@ CalibrationParams parse_params(std::string_view text, const std::string& name) {
   bool any_loggps = false;
   for (const char* k : kLogGpsKeys) any_loggps = any_loggps || r.find(j, k);
   if (any_loggps) p.loggps = read_loggps(r, j);
+  if (const json* v = r.find(j, "cold")) p.cold = read_cold(r, *v);
   if (const json* v = r.find(j, "mpm")) p.mpm = read_mpm(r, *v);
   if (const json* v = r.find(j, "linear")) p.linear = read_linear(r, *v);
   if (const json* v = r.find(j, "broadcast")) p.broadcast = read_broadcast(r, *v);
@@ -332,6 +347,11 @@ std::string params_to_json(const CalibrationParams& p) {
     j["L"] = num(l.L), j["o"] = num(l.o), j["Os"] = num(l.Os), j["Or"] = num(l.Or);
     j["g"] = num(l.g), j["Gs"] = num(l.Gs), j["Gl"] = num(l.Gl);
     j["s"] = size(l.s), j["S"] = size(l.S), j["P"] = l.P;
+  }
+  if (p.cold) {
+    const ColdStart& c = *p.cold;
+    j["cold"] = ojson{{"messages", c.messages}, {"send", num(c.send)}, {"recv", num(c.recv)},
+                      {"from", size(c.from)},   {"to", size(c.to)},     {"bytes", c.bytes}};
   }
   if (p.mpm) {
     const MpmParams& m = *p.mpm;

@@ -1,6 +1,6 @@
 // The parameter file of `mstep calibrate` (and of the presets in share/params/): JSON with the
 // LogGPS parameters at the top level (L, o, Os, Or, g, Gs, Gl in seconds and seconds per byte;
-// s and S in bytes, null meaning infinite), the BSPWB/MPM g and L in "mpm", the two-regime linear
+// s and S in bytes, null meaning infinite), the cold start in "cold", the BSPWB/MPM g and L in "mpm", the two-regime linear
 // model in "linear", the broadcast inputs in "broadcast", and "meta", "fits", "raw", "warnings".
 // Every section is optional, but a file must hold the LogGPS keys or "mpm" or "linear"; if one
 // LogGPS key is there, all must be. Errors are one line naming the file and the key.
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/bspwb.hpp"
+#include "model/cold_start.hpp"
 #include "model/collectives.hpp"
 #include "model/linear.hpp"
 #include "model/loggps.hpp"
@@ -109,6 +110,7 @@ struct ParamsMeta {
 
 struct CalibrationParams {
   std::optional<LogGPSParams> loggps;
+  std::optional<ColdStart> cold;  // "cold": the first messages of a pair (model/cold_start.hpp)
   std::optional<MpmParams> mpm;
   std::optional<LinearParams> linear;
   std::optional<BroadcastParams> broadcast;

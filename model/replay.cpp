@@ -8,6 +8,7 @@
 #include <array>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -34,6 +35,8 @@ inline Role role_of(Op op) { return kRoles[static_cast<std::size_t>(op)]; }
 
 struct LogGPSCost {
   LogGPS m;
+  ColdStart cold_start;
+  const ColdStart& cold() const { return cold_start; }
   static constexpr bool kSynchronousSends = true;  // MPI_Ssend waits for its receive whatever S is
   double gap() const { return m.p.g; }
   bool rendezvous(std::uint64_t k) const { return m.rendezvous(k); }
@@ -47,6 +50,10 @@ struct LogGPSCost {
 
 struct LinearModelCost {
   TwoRegimeLinearModel lm;
+  const ColdStart& cold() const {
+    static const ColdStart none;
+    return none;
+  }
   static constexpr bool kSynchronousSends = false;
   const LinearCost& line(std::uint64_t k) const { return k < lm.boundary ? lm.below : lm.above; }
   double gap() const { return 0; }
@@ -64,6 +71,7 @@ struct LinearModelCost {
 struct Slot {
   double ts = kUnknown;
   double tr = kUnknown;
+  bool cold = false;  // among the first messages of its pair (ColdStart)
 };
 
 enum class Mode : std::uint8_t { Between, InCall, InColl, Done };
@@ -117,6 +125,7 @@ class Engine {
     arrival_.assign(plan.members_total, 0.0);
     coll_end_.assign(plan.members_total, 0.0);
     coll_event_.assign(plan.members_total, 0);
+    if (cost.cold().messages > 0) msg_cold_.assign(plan.msgs.size(), 0);
     for (std::size_t r = 0; r < P; ++r) {
       const PlanRank& pr = plan.ranks[r];
       RankState& s = states_[r];
@@ -166,6 +175,8 @@ class Engine {
 
   std::vector<double> finish_, arrival_, coll_end_;
   std::vector<std::uint32_t> coll_event_;
+  std::vector<std::uint8_t> msg_cold_;  // per matched message, with a cold start only
+  std::unordered_map<std::uint64_t, std::uint32_t> pair_sent_;
 
  private:
   void wake(std::int32_t rank) {
@@ -182,6 +193,18 @@ class Engine {
       }
     }
   }
+  // The cold start (model/cold_start.hpp): whether the next k-byte message from src to dst is
+  // still among the first of its pair, counted in the sender's order.
+  bool take_cold(std::size_t src, std::int32_t dst, std::uint64_t k) {
+    if (msg_cold_.empty() || !cost_.cold().applies(k) || dst < 0) return false;
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | static_cast<std::uint32_t>(dst);
+    return ++pair_sent_[key] <= cost_.cold().messages;
+  }
+  double cold_send(std::uint32_t m) const { return !msg_cold_.empty() && msg_cold_[m] ? cost_.cold().send : 0.0; }
+  double cold_recv(std::uint32_t m) const { return !msg_cold_.empty() && msg_cold_[m] ? cost_.cold().recv : 0.0; }
+  double cold_send(const Slot& sl) const { return sl.cold ? cost_.cold().send : 0.0; }
+  double cold_recv(const Slot& sl) const { return sl.cold ? cost_.cold().recv : 0.0; }
+
   bool synchronous(std::uint32_t m, std::uint64_t bytes) const {
     const std::uint8_t mode = plan_.msg_mode[m];
     if (mode == detail::kSynchronous) return Cost::kSynchronousSends;
@@ -273,6 +296,7 @@ class Engine {
     if (role == Role::Send || role == Role::Isend || (role == Role::SendRecv && !recv_half)) {
       g.ts = std::max(s.entry, s.last_ts + cost_.gap());
       s.last_ts = g.ts;
+      if (!msg_cold_.empty()) msg_cold_[m] = take_cold(static_cast<std::size_t>(&s - states_.data()), e.peer, e.send_bytes);
       wake(e.peer);  // the destination
     } else if (role == Role::Recv || role == Role::Irecv || (role == Role::SendRecv && recv_half) ||
                (role == Role::Complete && recv_half && g.tr == kUnknown)) {  // its Irecv was not recorded
@@ -312,7 +336,7 @@ class Engine {
       case Role::SendRecv: return recv_half ? complete_receive(s, e, m, done) : complete_send(s, e, m, done);
       case Role::Send: return complete_send(s, e, m, done);
       case Role::Isend:
-        done = m == kNone ? keep_recorded(s, e) : plan_.msgs[m].ts + cost_.send_cpu(e.send_bytes);
+        done = m == kNone ? keep_recorded(s, e) : plan_.msgs[m].ts + cost_.send_cpu(e.send_bytes) + cold_send(m);
         return true;
       case Role::Irecv:
         done = m == kNone ? keep_recorded(s, e) : s.entry;
@@ -338,12 +362,12 @@ class Engine {
     // The Wait of an Isend carries no size: the message's, from the matching.
     const std::uint64_t k = blocking ? e.send_bytes : plan_.messages[m].bytes;
     if (!synchronous(m, k)) {
-      done = blocking ? g.ts + cost_.send_cpu(k) : s.entry;
+      done = blocking ? g.ts + cost_.send_cpu(k) + cold_send(m) : s.entry;
       return true;
     }
     if (g.tr == kUnknown) {
       if (!forced(s)) return false;
-      done = std::max(s.entry, g.ts + cost_.send_cpu(k));  // resolved as eager
+      done = std::max(s.entry, g.ts + cost_.send_cpu(k) + cold_send(m));  // resolved as eager
       return true;
     }
     done = std::max(s.entry, cost_.rndv_sender_done(k, g.ts, g.tr));
@@ -368,8 +392,8 @@ class Engine {
     const double tr = g.tr == kUnknown ? tc : g.tr;
     const std::uint64_t k = e.recv_bytes;
     const bool sync = synchronous(m, k);
-    const double data = sync ? cost_.rndv_arrival(k, g.ts, tr) : cost_.eager_arrival(k, g.ts);
-    done = std::max(tc, std::max(tr, data) + cost_.recv_cpu(k));
+    const double data = sync ? cost_.rndv_arrival(k, g.ts, tr) : cost_.eager_arrival(k, g.ts) + cold_send(m);
+    done = std::max(tc, std::max(tr, data) + cost_.recv_cpu(k) + cold_recv(m));
     out_.receiver_wait_s[m] = static_cast<float>(std::max(0.0, (sync ? cost_.rts_arrival(g.ts) : data) - tc));
     return true;
   }
@@ -414,7 +438,8 @@ class Engine {
           const double ts = std::max(cpu, s.last_ts + cost_.gap());
           s.last_ts = ts;
           slots[op.slot].ts = ts;
-          cpu = ts + cost_.send_cpu(op.bytes);
+          slots[op.slot].cold = take_cold(static_cast<std::size_t>(&s - states_.data()), world[op.peer], op.bytes);
+          cpu = ts + cost_.send_cpu(op.bytes) + cold_send(slots[op.slot]);
           wake(world[op.peer]);
         }
         s.step_end = cpu;
@@ -438,9 +463,9 @@ class Engine {
             if (!forced(s)) return block(s);
             data = cost_.eager_arrival(op.bytes, s.step_start);  // as if sent when posted
           } else {
-            data = rv ? cost_.rndv_arrival(op.bytes, sl.ts, sl.tr) : cost_.eager_arrival(op.bytes, sl.ts);
+            data = rv ? cost_.rndv_arrival(op.bytes, sl.ts, sl.tr) : cost_.eager_arrival(op.bytes, sl.ts) + cold_send(sl);
           }
-          s.step_end = std::max(s.step_end, std::max(s.step_start, data) + cost_.recv_cpu(op.bytes));
+          s.step_end = std::max(s.step_end, std::max(s.step_start, data) + cost_.recv_cpu(op.bytes) + cold_recv(sl));
         }
       }
       s.end = s.step_end;
@@ -564,7 +589,15 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
 
 }  // namespace
 
-ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p) { return replay(in, LogGPSCost{LogGPS{p}}); }
+ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const ColdStart& cold) {
+  ReplayResult r = replay(in, LogGPSCost{LogGPS{p}, cold});
+  if (cold.messages > 0)
+    r.notes.push_back(fmt::format("cold start: the first {} messages of {}..{} bytes per pair of ranks cost {:.1f} us "
+                                  "more to send and {:.1f} us more to receive",
+                                  cold.messages, cold.from, cold.to == kInfiniteBytes ? std::string("inf") : std::to_string(cold.to - 1),
+                                  cold.send * 1e6, cold.recv * 1e6));
+  return r;
+}
 
 ReplayResult replay_linear(const ReplayInput& in, const TwoRegimeLinearModel& model) {
   return replay(in, LinearModelCost{model});

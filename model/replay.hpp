@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "format/rank_trace.hpp"
+#include "model/cold_start.hpp"
 #include "model/linear.hpp"
 #include "model/loggps.hpp"
 #include "model/matching.hpp"
@@ -86,7 +87,8 @@ struct ReplayResult {
 };
 
 // LogGPS; LogGP is LogGPS with p.S = kInfiniteBytes (see as_loggp). MPI_Ssend stays synchronous.
-ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p);
+// `cold`: the machine's cold start (model/cold_start.hpp), none by default.
+ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const ColdStart& cold = {});
 
 // The two-regime linear baseline T(n) = T0 + n/B, no protocol distinction: a send occupies its
 // rank for n/B (so consecutive sends queue on the bandwidth), the message is there T0 + n/B

@@ -88,8 +88,9 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   // The event-driven replays of every rank's recorded sequence.
   const ReplayInput input{ranks, matching, timeline};
   if (params && params->loggps) {
-    const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps));
-    const ReplayResult loggps = replay_loggps(input, *params->loggps);
+    const ColdStart cold = params->cold.value_or(ColdStart{});
+    const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps), cold);
+    const ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
     rep.models.push_back(result("LogGP", rep.actual_s, loggp.predicted_s));
     rep.models.push_back(result("LogGPS", rep.actual_s, loggps.predicted_s));
     rep.collective_algorithms = loggps.collective_algorithms;

@@ -524,3 +524,29 @@ TEST_CASE("a rank recorded by two threads is replayed in order of call entry", "
   CHECK(std::any_of(r.notes.begin(), r.notes.end(),
                     [](const std::string& n) { return n.find("several threads") != std::string::npos; }));
 }
+
+TEST_CASE("the cold start: a pair's first messages cost more on both sides", "[replay][cold]") {
+  const Run run = pingpong();
+  ColdStart cold;
+  cold.messages = 1, cold.send = 3 * us, cold.recv = 4 * us, cold.from = 50, cold.to = 10000;
+  // Both 100-B messages are their pair's first. Rank 0 sends at 11: returns at 11 + 2 + 3 = 16,
+  // data at 11 + 2 + 3 + 5.1 = 21.1; rank 1's Recv returns at 21.1 + 2 + 4 = 27.1, it computes
+  // 3 and sends at 30.1 (returns 35.1; computes 2: Finalize at 37.1); data at 40.2, rank 0's Recv
+  // returns at 46.2, it computes 5: Finalize at 51.2. Minus zero (1): 50.2 and 36.1, against
+  // 36.2 and 26.1 warm: 2 x (3 + 4) = 14 more on the critical path.
+  const ReplayResult r = replay_loggps(run.input(), machine(), cold);
+  CHECK(r.finish_s[0] == Approx(50.2 * us));
+  CHECK(r.finish_s[1] == Approx(36.1 * us));
+  CHECK(r.receiver_wait_s[0] == Approx(20.1 * us));  // data at 21.1, Recv posted at 1
+  SECTION("only the first `messages` of a pair") {
+    cold.messages = 0;
+    CHECK(replay_loggps(run.input(), machine(), cold).finish_s[0] == Approx(36.2 * us));
+  }
+  SECTION("only sizes in [from, to)") {
+    cold.from = 101;
+    CHECK(replay_loggps(run.input(), machine(), cold).finish_s[0] == Approx(36.2 * us));
+  }
+  SECTION("LogGP sees the same machine") {
+    CHECK(replay_loggps(run.input(), as_loggp(machine()), cold).finish_s[0] == Approx(50.2 * us));
+  }
+}

@@ -17,6 +17,7 @@
 #include "model/fit.hpp"
 #include "model/params.hpp"
 #include "tools/calibrate/mpi_util.hpp"
+#include "tools/calibrate/cold_start.hpp"
 #include "tools/calibrate/patterns.hpp"
 #include "tools/calibrate/pt2pt.hpp"
 
@@ -74,6 +75,25 @@ model::CurveSegment segment_of(const std::string& curve, const std::vector<model
 }
 
 // The fits of everything measured, on rank 0.
+// The size the cold start is measured with: eager on the machines seen so far (s ~ 128 B,
+// S ~ 8 KiB); where it is not, the cold start is reported as not measured.
+constexpr std::uint64_t kColdStartBytes = 4096;
+
+model::ColdStart cold_start_of(const ColdStartSamples& samples, model::CalibrationParams& p) {
+  model::ColdStart c = model::fit_cold_start(samples.rtt, samples.send, samples.bytes);
+  if (p.loggps) c.from = p.loggps->s, c.to = p.loggps->S;
+  if (samples.bytes < c.from || samples.bytes >= c.to) {
+    p.meta.notes.push_back(fmt::format("cold start not measured: {} B is outside the eager range {}..{} B",
+                                       samples.bytes, c.from, c.to));
+    c.messages = 0;
+  } else if (c.messages > 0) {
+    p.meta.notes.push_back(fmt::format("cold start: the first {} messages of a pair cost {:.1f} us more to send "
+                                       "and {:.1f} us more to receive ({} B, measured first)",
+                                       c.messages, c.send * 1e6, c.recv * 1e6, samples.bytes));
+  }
+  return c;
+}
+
 model::CalibrationParams build_params(const Pt2ptResult& pt, const PatternResult& pat,
                                       const PatternOptions& pat_opt, const BroadcastResult& bc,
                                       std::uint64_t bcast_bytes, int processes) {
@@ -241,11 +261,14 @@ int run(int argc, char** argv) {
   std::vector<char> sb(std::max<std::uint64_t>(o.max_size, 4194304) + 65536, 'm'), rb(sb.size(), 0);
 
   Pt2ptResult pt;
+  ColdStartSamples cold;
   {
     const Comm pair = Comm::split(MPI_COMM_WORLD, in_pair ? 0 : -1, rank == 0 ? 0 : 1);
     if (rank == 0 && o.progress)
       std::fprintf(stderr, "mstep_calib: %d ranks on %s; point-to-point between ranks 0 and %d, %zu sizes, 1 B..%llu B\n",
                    size, hosts[0].c_str(), partner, po.sizes.size(), static_cast<unsigned long long>(o.max_size));
+    // First, while the pair's channel is fresh: the cold start.
+    if (pair) cold = measure_cold_start(pair, sb.data(), rb.data(), kColdStartBytes, o.quick ? 256 : 512);
     if (pair) pt = measure_pt2pt(pair, sb, rb, po);
     sleepy_barrier(MPI_COMM_WORLD);
   }
@@ -255,6 +278,7 @@ int run(int argc, char** argv) {
 
   if (rank == 0) {
     model::CalibrationParams p = build_params(pt, pat, pa, bc, o.bcast_bytes, size);
+    p.cold = cold_start_of(cold, p);
     model::ParamsMeta& m = p.meta;
     m.source = fmt::format("mstep calibrate (mstep_calib {})", MSTEP_VERSION);
     m.host = hosts[0];

@@ -85,6 +85,16 @@ void print_params(const CalibrationParams& p, const std::string& name) {
       fmt::print("  measured half round trip of 8 B: {}  (model: o + L + o = {})\n", time_text(m.half_rtt_8B),
                  time_text(2 * l.o + l.L));
   }
+  if (p.cold) {
+    const model::ColdStart& c = *p.cold;
+    if (c.messages == 0)
+      fmt::print("\nCold start: none measured (the first messages of a pair cost what later ones do)\n");
+    else
+      fmt::print("\nCold start (a pair's first {} messages of {} B up to {}, each direction; applied by the LogGP/LogGPS replays)\n"
+                 "  send  extra overhead per message   {}\n  recv  extra overhead per message   {}\n",
+                 c.messages, c.from, c.to == model::kInfiniteBytes ? std::string("any size") : fmt::format("{} B", c.to - 1),
+                 time_text(c.send), time_text(c.recv));
+  }
 
   if (p.mpm) {
     const model::MpmParams& mp = *p.mpm;
