@@ -63,6 +63,13 @@ TraceFileWriter::~TraceFileWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void TraceFileWriter::prepare(std::size_t payload_bytes) {
+  std::lock_guard lock(mutex_);
+  out_.assign(kFrameHeaderSize + ZSTD_compressBound(payload_bytes), 0);
+  const std::vector<std::uint8_t> dummy(payload_bytes, 0);
+  ZSTD_compress2(cctx_.get(), out_.data() + kFrameHeaderSize, out_.size() - kFrameHeaderSize, dummy.data(), dummy.size());
+}
+
 bool TraceFileWriter::write_frame(FrameKind kind, std::uint16_t thread, std::uint32_t count,
                                   std::span<const std::uint8_t> payload) {
   std::lock_guard lock(mutex_);

@@ -40,6 +40,10 @@ class TraceFileWriter {
                        std::span<const std::uint8_t> payload);
   const std::string& path() const { return path_; }
   std::uint64_t bytes_written() const { return bytes_written_; }
+  // Allocates and touches what compressing a payload of up to `payload_bytes` needs (the output
+  // buffer, zstd's tables), writing nothing: the recorder calls it inside MPI_Init so that the
+  // page faults of the first frame (milliseconds on some VMs) do not land in the application.
+  void prepare(std::size_t payload_bytes);
 
  private:
   bool write_locked(FrameKind kind, std::uint16_t thread, std::uint32_t count,

@@ -94,6 +94,12 @@ void Recorder::start(int thread_level, std::uint64_t init_enter) {
   callsites_.init(config_.stack_depth);
   tracker_.emplace(rank_, size_, init_enter);
   if (rank_ == 0) write_meta(false);
+  // Touch now, inside MPI_Init, the memory the first flush would otherwise fault in while the
+  // application runs: this thread's event buffer, the encoding scratch and the compressor.
+  new_thread_buffer();
+  scratch_.assign(config_.buffer_bytes, 0);
+  scratch_.clear();
+  writer_->prepare(config_.buffer_bytes);
   std::atexit(on_exit);
   for (std::size_t i = 0; i < std::size(kFlushSignals); ++i) {
     struct sigaction sa {};
