@@ -1,0 +1,185 @@
+// Integration tests: `mstep validate` end to end on a tiny suite written by the test (the shipped
+// ring example, 20 iterations) with a hand-written parameter file, so that no calibration runs;
+// and its one-line errors for bad suites and failing cases.
+#include "harness.hpp"
+
+using namespace mstep_it;
+
+namespace {
+
+// Parameters of a machine like this one's (values of a quick calibration, rounded): LogGPS with
+// S = 8256 B, MPM, the linear model and the broadcast inputs of 2 ranks.
+const char* const kParams = R"({
+  "format": "mstep-params", "version": 1,
+  "L": 2.2e-07, "o": 1.9e-07, "Os": 1.8e-11, "Or": 1.1e-10, "g": 1.9e-07, "Gs": 3.7e-10, "Gl": 7.8e-11,
+  "s": 128, "S": 8256, "P": 2,
+  "mpm": {"g": 2.0e-10, "L": 1.0e-06},
+  "linear": {"boundary": 8256, "below": {"T0": 6.8e-07, "B": 5.6e9}, "above": {"T0": 3.2e-06, "B": 1.9e10}},
+  "broadcast": {"bytes": 8, "lambda": [[0.0, 2.9e-07], [2.9e-07, 0.0]], "injection": [[0.0, 3.1e-07], [3.2e-07, 0.0]]}
+})";
+
+const std::vector<std::string> kModels{"MPM", "BSPWB", "LogGP", "LogGPS", "linear"};
+
+fs::path write(const fs::path& file, const std::string& text) {
+  std::ofstream(file) << text;
+  return file;
+}
+
+// A suite of the given cases (JSON objects, comma-separated).
+std::string suite_of(const std::string& cases) { return R"({"format": "mstep-validate-suite", "cases": [)" + cases + "]}"; }
+
+const std::string kRingCase =
+    R"({"name": "ring", "program": "ring", "sizes": [{"label": "tiny", "args": ["20", "1024"], "ranks": [2], "quick": true}]})";
+
+json read_json(const fs::path& file) {
+  std::ifstream in(file);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_json(text.str());
+}
+
+Result validate(const fs::path& cwd, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{kMstep, "validate"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run(argv, {}, cwd, 120);
+}
+
+}  // namespace
+
+TEST_CASE("validate: a quick run of ring gives a row with every model's prediction", "[validate]") {
+  const fs::path dir = test_dir();
+  const fs::path suite = write(dir / "suite.json", suite_of(kRingCase));
+  const fs::path params = write(dir / "params.json", kParams);
+  const fs::path out = dir / "out";
+  const std::vector<std::string> args{"--suite", suite.string(), "--quick", "--no-s-moved", "--params",
+                                      params.string(), "-o", out.string(), "--only", "ring"};
+  const Result r = validate(dir, args);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.find("mstep: validate: ring tiny at 2 ranks: repetition 1/1: ") != std::string::npos);
+
+  // The text table: a header, then the ring row with a finite actual time and five predictions.
+  const auto lines = lines_of(r.out);
+  auto row = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("ring ", 0) == 0; });
+  REQUIRE(row != lines.end());
+  INFO("row: " << *row);
+  std::istringstream words(*row);
+  std::string name, size, ranks, actual;
+  words >> name >> size >> ranks >> actual;
+  CHECK(size == "tiny");
+  CHECK(ranks == "2");
+  CHECK(std::stod(actual) > 0);
+  for (std::size_t m = 0; m < kModels.size(); ++m) {
+    std::string predicted, error;
+    words >> predicted >> error;
+    INFO(kModels[m] << ": " << predicted << " " << error);
+    CHECK(std::isfinite(std::stod(predicted)));
+    CHECK((error[0] == '+' || error[0] == '-'));
+    CHECK(std::isfinite(std::stod(error)));
+  }
+  CHECK(r.out.find("each row is the repetition with the median actual time of 1") != std::string::npos);
+  CHECK(r.out.find("median |LogGPS error| <= 3% at 2 ranks: ") != std::string::npos);
+
+  // validation.json: the same numbers, the parameters used, and a consistent signed error.
+  const json j = read_json(out / "validation.json");
+  CHECK(j.at("format") == "mstep-validation");
+  CHECK(j.at("repeat") == 1);
+  CHECK_FALSE(j.at("host").get<std::string>().empty());
+  CHECK(j.at("command").at(1) == "validate");
+  REQUIRE(j.at("experiments").size() == 1);
+  const json& x = j.at("experiments").at(0);
+  CHECK(x.at("label") == "");
+  CHECK(x.at("params").at("file") == params.string());
+  CHECK(x.at("params").at("content").at("S") == 8256);
+  CHECK(x.at("S") == 8256);
+  REQUIRE(x.at("rows").size() == 1);
+  const json& rj = x.at("rows").at(0);
+  CHECK(rj.at("ok") == true);
+  CHECK(rj.at("case") == "ring");
+  CHECK(rj.at("args") == std::vector<std::string>{"20", "1024"});
+  CHECK(rj.at("kept_repetition") == 1);
+  const double a = rj.at("actual_s");
+  CHECK(a > 0);
+  CHECK(rj.at("repetitions_s").at(0) == a);
+  for (const auto& m : kModels) {
+    INFO(m << ": " << rj.at("models").at(m).dump());
+    const json& mj = rj.at("models").at(m);
+    REQUIRE(mj.at("predicted_s").is_number());
+    const double p = mj.at("predicted_s");
+    CHECK(mj.at("error_pct").get<double>() == Approx(100 * (a - p) / a));
+  }
+  // 20 iterations of 2 ranks: 40 ring messages of 1024 B, all below S, plus none from collectives.
+  CHECK(rj.at("messages").at("below_S") == 40);
+  CHECK(rj.at("messages").at("at_or_above_S") == 0);
+  CHECK(rj.at("messages").at("crosses_S") == false);
+  CHECK(fs::exists(rj.at("trace").get<std::string>() + "/meta.json"));
+  REQUIRE(j.at("goals").size() == 3);
+  CHECK(j.at("goals").at(2).at("verdict") == "untested");
+
+  std::ifstream md(out / "validation.md");
+  std::stringstream mds;
+  mds << md.rdbuf();
+  CHECK(mds.str().find("| ring | tiny | `20 1024` | 2 |") != std::string::npos);
+
+  // The directory is not replaced without -f.
+  const Result again = validate(dir, args);
+  check_one_line_error(again, 2);
+  CHECK(again.err.find("exists (use -f to replace it)") != std::string::npos);
+}
+
+TEST_CASE("validate: a bad suite is a one-line error with exit 2", "[validate]") {
+  const fs::path dir = test_dir();
+  const fs::path params = write(dir / "params.json", kParams);
+  struct Bad {
+    std::string what, text, message;
+  };
+  const std::vector<Bad> bad{
+      {"missing file", "", "cannot read suite"},
+      {"malformed JSON", R"({"cases": [ )", "not valid JSON"},
+      {"unknown key", suite_of(R"({"name": "ring", "program": "ring", "sizes": [{"label": "a", "args": [], "ranks": [2], "size": 3}]})"),
+       "key 'cases[0].sizes[0].size': unknown key"},
+      {"unknown top-level key", R"({"cases": [], "extra": 1})", "key 'extra': unknown key"},
+      {"bad label", suite_of(R"({"name": "ring/x", "program": "ring", "sizes": [{"label": "a", "args": [], "ranks": [2]}]})"),
+       "key 'cases[0].name'"},
+  };
+  for (const auto& b : bad) {
+    INFO(b.what);
+    const fs::path suite = dir / (std::to_string(&b - bad.data()) + ".json");
+    if (!b.text.empty()) write(suite, b.text);
+    const fs::path out = dir / "out";
+    const Result r = validate(dir, {"--suite", suite.string(), "--params", params.string(), "-o", out.string()});
+    check_one_line_error(r, 2);
+    CHECK(r.err.find(b.message) != std::string::npos);
+    CHECK_FALSE(fs::exists(out));
+  }
+  // A case --only names that the suite lacks.
+  const fs::path suite = write(dir / "good.json", suite_of(kRingCase));
+  const Result r = validate(dir, {"--suite", suite.string(), "--only", "nosuch", "-o", (dir / "out").string()});
+  check_one_line_error(r, 2);
+  CHECK(r.err.find("--only: no case 'nosuch'") != std::string::npos);
+}
+
+TEST_CASE("validate: a failing case is named, the others still run, exit 1", "[validate]") {
+  const fs::path dir = test_dir();
+  const std::string failing = R"({"name": "false", "program": "/bin/false", "sizes": [{"label": "x", "args": [], "ranks": [2]}]})";
+  const std::string missing = R"({"name": "gone", "program": "no_such_example", "sizes": [{"label": "x", "args": [], "ranks": [2]}]})";
+  const fs::path suite = write(dir / "suite.json", suite_of(failing + "," + missing + "," + kRingCase));
+  const fs::path params = write(dir / "params.json", kParams);
+  const fs::path out = dir / "out";
+  const Result r = validate(dir, {"--suite", suite.string(), "--quick", "--params", params.string(), "-o", out.string()});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("mstep: validate: false x at 2 ranks failed: '" + kMpiexec + " -n 2 /bin/false' exited with code 1 (log ") !=
+        std::string::npos);
+  CHECK(r.err.find("mstep: validate: gone x at 2 ranks failed: program ") != std::string::npos);
+  CHECK(r.err.find("no_such_example not found") != std::string::npos);
+  CHECK(r.err.find("mstep: validate: 2 runs failed") != std::string::npos);
+  const json j = read_json(out / "validation.json");
+  const json& rows = j.at("experiments").at(0).at("rows");
+  REQUIRE(rows.size() == 3);
+  CHECK(rows.at(0).at("ok") == false);
+  CHECK(rows.at(1).at("ok") == false);
+  CHECK(rows.at(2).at("ok") == true);
+  CHECK(rows.at(2).at("actual_s").get<double>() > 0);
+  // Failed runs leave the goals not met rather than quietly passing.
+  CHECK(j.at("goals").at(0).at("verdict") == "not met");
+}

@@ -1,0 +1,413 @@
+// mstep validate: calibrate once, then record every example of the suite at every size and rank
+// count, report each run, and write one table of actual against predicted time per model (like
+// Table 7 of the LogGPS paper); then the same with S moved and recalibrated.
+#include <algorithm>
+#include <cstdlib>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/report.hpp"
+#include "model/validation.hpp"
+#include "tools/mstep/commands.hpp"
+#include "tools/mstep/validate_suite.hpp"
+
+extern char** environ;
+
+namespace mstep::cli {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using model::ValidationRow;
+
+namespace {
+
+constexpr int kSummaryRanks = 2;                          // the goals are stated at 2 ranks
+constexpr const char* kMarker = ".mstep-validate";        // marks a directory validate wrote
+
+struct ValidateOptions {
+  std::string suite, dir = "mstep-validate", params, s_moved_params;
+  bool force = false, no_s_moved = false;
+  int repeat = 3;
+  RunFilter filter;  // --only, --ranks, --quick
+};
+
+[[noreturn]] void fail(int code, const std::string& message) {
+  std::fprintf(stderr, "mstep: %s\n", message.c_str());
+  throw CLI::RuntimeError(code);
+}
+
+// One table: its environment, its parameters, its runs and their rows.
+struct Experiment {
+  std::string label;  // empty: the main table
+  std::map<std::string, std::string> env;
+  std::string params_file;
+  model::CalibrationParams params;
+  std::vector<Planned> runs;
+  std::vector<ValidationRow> rows;
+};
+
+// A fresh output directory: an existing one only with -f, and only one that validate wrote.
+void prepare_dir(const ValidateOptions& o) {
+  const fs::path dir = o.dir;
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) fail(2, fmt::format("{} exists and is not a directory", o.dir));
+    if (!fs::is_empty(dir, ec)) {
+      if (!o.force) fail(2, fmt::format("{} exists (use -f to replace it)", o.dir));
+      if (!fs::exists(dir / kMarker, ec))
+        fail(2, fmt::format("{} was not written by mstep validate (no {} in it): choose another -o", o.dir, kMarker));
+      for (const char* sub : {"traces", "logs", "validation.md", "validation.json"}) fs::remove_all(dir / sub, ec);
+      for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.path().filename().string().rfind("params", 0) == 0) fs::remove(e.path(), ec);
+    }
+  }
+  fs::create_directories(dir / "logs", ec);
+  if (ec) fail(2, fmt::format("cannot create {}: {}", o.dir, ec.message()));
+  std::ofstream(dir / kMarker) << "written by mstep validate\n";
+}
+
+model::CalibrationParams read_params_or_fail(const std::string& file) {
+  try {
+    return model::read_params(file);
+  } catch (const model::ParamsError& e) {
+    fail(2, e.what());
+  }
+}
+
+// "K=V K2=V2"
+std::string env_text(const std::map<std::string, std::string>& env) {
+  std::string s;
+  for (const auto& [k, v] : env) s += (s.empty() ? "" : " ") + k + "=" + v;
+  return s;
+}
+
+// `mstep calibrate` run by this very mstep, under the experiment's environment, into
+// DIR/params[-LABEL].json. Returns the error (empty when it worked).
+std::string calibrate(const ValidateOptions& o, Experiment& x) {
+  const std::string name = x.label.empty() ? "params" : "params-" + x.label;
+  const fs::path file = fs::path(o.dir) / (name + ".json");
+  const fs::path log = fs::path(o.dir) / "logs" / ("calibrate" + (x.label.empty() ? "" : "-" + x.label) + ".log");
+  std::vector<std::string> argv{self_exe().string(), "calibrate", "-f", "-o", file.string()};
+  if (o.filter.quick) argv.push_back("--quick");
+  const std::string env = x.env.empty() ? "" : env_text(x.env) + " ";
+  std::fprintf(stderr, "mstep: validate: calibrating: %s%s (log %s)\n", env.c_str(), command_line(argv).c_str(),
+               log.c_str());
+  const int code = run_logged(argv, x.env, log);
+  if (interrupted()) fail(130, "validate: interrupted");
+  if (code != 0) return fmt::format("calibration failed: '{}{}' exited with code {} (log {})", env, command_line(argv), code, log.string());
+  x.params_file = file.string();
+  try {
+    x.params = model::read_params(file);
+  } catch (const model::ParamsError& e) {
+    return fmt::format("calibration wrote a bad parameter file: {}", e.what());
+  }
+  return {};
+}
+
+std::string run_name(const Planned& p, int repetition) {
+  return fmt::format("{}-{}-n{}-r{}", p.c->name, p.size->label, p.ranks, repetition);
+}
+
+// One repetition's numbers.
+struct Repetition {
+  double actual_s = 0;
+  std::vector<model::Prediction> predictions;
+  model::SizesAroundS sizes;
+  std::string trace;
+};
+
+// Records the run `repeat` times and keeps the repetition with the median actual time.
+ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Planned& p, int cores,
+                       const std::string& calibration_error) {
+  ValidationRow row;
+  row.experiment = x.label;
+  row.case_name = p.c->name;
+  row.size_label = p.size->label;
+  row.args = p.size->args;
+  row.ranks = p.ranks;
+  row.cores = cores;
+  row.oversubscribed = p.ranks > cores;
+  const std::string what = fmt::format("{} {} at {} ranks{}", row.case_name, row.size_label, row.ranks,
+                                       x.label.empty() ? "" : " [" + x.label + "]");
+  auto failed = [&](std::string why) {
+    row.error = std::move(why);
+    std::fprintf(stderr, "mstep: validate: %s failed: %s\n", what.c_str(), row.error.c_str());
+    return row;
+  };
+  if (!calibration_error.empty()) {
+    row.error = "not run: " + calibration_error;
+    return row;
+  }
+  const fs::path program = program_path(p.c->program);
+  std::error_code ec;
+  if (!fs::exists(program, ec)) return failed(fmt::format("program {} not found", program.string()));
+  const fs::path traces = fs::path(o.dir) / "traces" / x.label, logs = fs::path(o.dir) / "logs" / x.label;
+  fs::create_directories(traces, ec);
+  fs::create_directories(logs, ec);
+  const std::uint64_t S = x.params.loggps ? x.params.loggps->S : model::kInfiniteBytes;
+  std::vector<Repetition> reps;
+  for (int i = 1; i <= o.repeat; ++i) {
+    Repetition rep;
+    rep.trace = (traces / run_name(p, i)).string();
+    const fs::path log = logs / (run_name(p, i) + ".log");
+    std::vector<std::string> command{MSTEP_DEFAULT_MPIEXEC, "-n", std::to_string(p.ranks), program.string()};
+    command.insert(command.end(), p.size->args.begin(), p.size->args.end());
+    std::vector<std::string> argv{self_exe().string(), "record", "-f", "-o", rep.trace, "--"};
+    argv.insert(argv.end(), command.begin(), command.end());
+    const int code = run_logged(argv, x.env, log);
+    if (interrupted()) fail(130, "validate: interrupted");
+    if (code != 0)
+      return failed(fmt::format("'{}' exited with code {} (log {})", command_line(command), code, log.string()));
+    try {
+      const TraceDir trace = load_trace_dir(rep.trace);
+      if (!trace.ok()) return failed(fmt::format("trace {}: {}", rep.trace, trace.problems.front()));
+      const model::Report report = model::build_report(trace, &x.params);
+      if (!report.problems.empty()) return failed(fmt::format("trace {}: {}", rep.trace, report.problems.front()));
+      rep.actual_s = report.actual_s;
+      for (const auto& m : report.models)
+        rep.predictions.push_back({m.name, m.available, m.available ? m.predicted_s : model::kNaN,
+                                   m.available ? m.error_pct : model::kNaN, m.note});
+      rep.sizes = model::sizes_around(trace, S);
+    } catch (const std::exception& e) {
+      return failed(fmt::format("trace {}: {}", rep.trace, e.what()));
+    }
+    std::fprintf(stderr, "mstep: validate: %s: repetition %d/%d: %.6f s\n", what.c_str(), i, o.repeat, rep.actual_s);
+    row.repetitions_s.push_back(rep.actual_s);
+    reps.push_back(std::move(rep));
+  }
+  row.chosen = model::median_index(row.repetitions_s);
+  Repetition& kept = reps[row.chosen];
+  row.actual_s = kept.actual_s;
+  row.sizes = kept.sizes;
+  row.trace = kept.trace;
+  for (const auto name : model::kValidatedModels) {
+    model::Prediction pr{std::string(name), false, model::kNaN, model::kNaN, "not in the report"};
+    for (const auto& m : kept.predictions)
+      if (m.model == name) pr = m;
+    row.predictions.push_back(std::move(pr));
+  }
+  return row;
+}
+
+// ---- output ----
+
+json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+json bytes(std::uint64_t v) { return v == model::kInfiniteBytes ? json(nullptr) : json(v); }
+
+json params_json(const std::string& file) {
+  if (file.empty()) return nullptr;
+  std::ifstream in(file);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return json{{"file", file}, {"content", json::parse(text.str(), nullptr, false)}};
+}
+
+json row_json(const ValidationRow& r) {
+  json models = json::object();
+  for (const auto& p : r.predictions)
+    models[p.model] = {{"available", p.available}, {"predicted_s", num(p.predicted_s)},
+                       {"error_pct", num(p.error_pct)}, {"note", p.note}};
+  json reps = json::array();
+  for (double v : r.repetitions_s) reps.push_back(num(v));
+  return {{"experiment", r.experiment},     {"case", r.case_name},
+          {"size", r.size_label},           {"args", r.args},
+          {"ranks", r.ranks},               {"oversubscribed", r.oversubscribed},
+          {"ok", r.ok()},                   {"error", r.error},
+          {"actual_s", num(r.actual_s)},    {"repetitions_s", reps},
+          {"kept_repetition", r.ok() ? json(r.chosen + 1) : json(nullptr)},
+          {"trace", r.trace},               {"models", models},
+          {"messages", {{"S", bytes(r.sizes.S)}, {"below_S", r.sizes.below}, {"at_or_above_S", r.sizes.at_or_above},
+                        {"smallest", r.sizes.smallest}, {"largest", r.sizes.largest}, {"crosses_S", r.sizes.crosses()}}}};
+}
+
+json summary_json(std::span<const ValidationRow> rows) {
+  json s = json::array();
+  for (const auto& m : model::summarize_models(rows, kSummaryRanks))
+    s.push_back({{"model", m.model}, {"runs", m.rows}, {"median_abs_error_pct", num(m.median_abs_error_pct)},
+                 {"max_abs_error_pct", num(m.max_abs_error_pct)}, {"over_10pct", m.over_10pct}});
+  return s;
+}
+
+std::string now_iso() {
+  char stamp[40];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
+  return stamp;
+}
+
+std::string hostname() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+std::vector<std::string> own_command_line() {
+  std::ifstream in("/proc/self/cmdline");
+  std::vector<std::string> out;
+  for (std::string word; std::getline(in, word, '\0');) out.push_back(word);
+  return out;
+}
+
+json mpi_environment() {
+  json env = json::object();
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    const auto eq = kv.find('=');
+    const std::string k = kv.substr(0, eq);
+    if (eq != std::string::npos && (k.rfind("UCX_", 0) == 0 || k.rfind("MPIR_CVAR_", 0) == 0 || k.rfind("MPICH_", 0) == 0))
+      env[k] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+std::string s_text(const Experiment& x) {
+  const std::uint64_t S = x.params.loggps ? x.params.loggps->S : model::kInfiniteBytes;
+  return S == model::kInfiniteBytes ? "S infinite or unknown" : fmt::format("S = {} B", S);
+}
+
+// The 1-minute load average: other processes on the machine slow the runs (not the models).
+double load_average() {
+  double load[1] = {0};
+  return ::getloadavg(load, 1) == 1 ? load[0] : model::kNaN;
+}
+
+void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vector<Experiment>& xs, int cores,
+                   double load_before) {
+  std::vector<ValidationRow> all;
+  for (const auto& x : xs) all.insert(all.end(), x.rows.begin(), x.rows.end());
+  const std::string kept = fmt::format("each row is the repetition with the median actual time of {}", o.repeat);
+  std::string text, md = "# mstep validate\n\n";
+  md += fmt::format("{} on {} ({} cores); suite `{}`; {}. Errors are 100 * (actual - predicted) / actual. "
+                    "\"msgs >= S\" counts point-to-point messages of S bytes or more.\n",
+                    now_iso(), hostname(), cores, suite.path, kept);
+  for (const auto& x : xs) {
+    const std::string title = x.label.empty() ? "Predicted against actual"
+                                              : fmt::format("S moved ({}): {}", x.label, env_text(x.env));
+    const std::string params = x.params_file.empty() ? "none (calibration failed)" : x.params_file;
+    const std::string head = fmt::format("{}: parameters {} ({}); {}", title, params, s_text(x), kept);
+    text += fmt::format("{}\n\n{}\nSummary at {} ranks:\n{}\n", head, model::text_table(x.rows), kSummaryRanks,
+                        model::summary_text(x.rows, kSummaryRanks, false));
+    md += fmt::format("\n## {}\n\nParameters `{}` ({}).\n\n{}\nSummary at {} ranks:\n\n{}", title, params,
+                      s_text(x), model::markdown_table(x.rows), kSummaryRanks,
+                      model::summary_text(x.rows, kSummaryRanks, true));
+  }
+  text += model::goals_text(all, kSummaryRanks, false);
+  md += "\n## LogGPS against LogGP where messages cross S, and the goals\n\n" + model::goals_text(all, kSummaryRanks, true);
+  const fs::path md_file = fs::path(o.dir) / "validation.md", json_file = fs::path(o.dir) / "validation.json";
+  fmt::print("{}\nTables in {} and {}\n", text, md_file.string(), json_file.string());
+  std::ofstream(md_file) << md;
+
+  json j{{"format", "mstep-validation"}, {"version", 1}, {"date", now_iso()}, {"host", hostname()}, {"cores", cores},
+         {"command", own_command_line()}, {"suite", suite.path}, {"repeat", o.repeat}, {"quick", o.filter.quick},
+         {"summary_ranks", kSummaryRanks}, {"environment", mpi_environment()},
+         {"load_average", {{"before", num(load_before)}, {"after", num(load_average())}}}};
+  json experiments = json::array();
+  for (const auto& x : xs) {
+    json rows = json::array();
+    for (const auto& r : x.rows) rows.push_back(row_json(r));
+    experiments.push_back({{"label", x.label}, {"env", x.env}, {"params", params_json(x.params_file)},
+                           {"S", bytes(x.params.loggps ? x.params.loggps->S : model::kInfiniteBytes)},
+                           {"rows", rows}, {"summary", summary_json(x.rows)}});
+  }
+  j["experiments"] = experiments;
+  json crossing = json::array();
+  for (const auto& c : model::crossing_rows(all, kSummaryRanks))
+    crossing.push_back({{"experiment", c.experiment}, {"case", c.case_name}, {"size", c.size_label},
+                        {"ranks", c.ranks}, {"loggps_abs_error_pct", c.loggps_abs_error_pct},
+                        {"loggp_abs_error_pct", c.loggp_abs_error_pct}, {"loggps_better", c.loggps_better}});
+  j["crossing_S"] = crossing;
+  json goals = json::array();
+  for (const auto& g : model::check_goals(all, kSummaryRanks))
+    goals.push_back({{"goal", g.goal}, {"verdict", model::verdict_name(g.verdict)}, {"detail", g.detail}});
+  j["goals"] = goals;
+  std::ofstream(json_file) << j.dump(2) << "\n";
+}
+
+void run(const ValidateOptions& o) {
+  Suite suite;
+  try {
+    suite = read_suite(o.suite.empty() ? default_suite() : o.suite);
+  } catch (const SuiteError& e) {
+    fail(2, e.what());
+  }
+  for (const auto& name : o.filter.only)
+    if (!suite.find(name)) fail(2, fmt::format("--only: no case '{}' in {}", name, suite.path));
+  const std::vector<Planned> main_runs = plan_main(suite, o.filter);
+  const std::vector<Planned> s_runs = o.no_s_moved ? std::vector<Planned>{} : plan_s_moved(suite, o.filter);
+  if (main_runs.empty() && s_runs.empty()) fail(2, fmt::format("nothing to run: no case of {} matches the options", suite.path));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  // The main table, then the same programs with S moved: each experiment with its parameters.
+  std::vector<Experiment> xs;
+  if (!main_runs.empty()) {
+    Experiment& x = xs.emplace_back();
+    x.runs = main_runs;
+    x.params_file = o.params;
+  }
+  if (!s_runs.empty()) {
+    Experiment& x = xs.emplace_back();
+    x.label = suite.s_moved.label;
+    x.env = suite.s_moved.env;
+    x.runs = s_runs;
+    x.params_file = o.s_moved_params;
+  }
+  for (auto& x : xs)
+    if (!x.params_file.empty()) x.params = read_params_or_fail(x.params_file);
+  prepare_dir(o);
+  const double load = load_average();
+  if (load > 0.5)
+    std::fprintf(stderr, "mstep: validate: warning: load average %.2f on %d cores: other processes will slow the runs\n",
+                 load, cores);
+  for (auto& x : xs) {
+    // Without parameters an experiment's runs all fail, but the other experiment still runs.
+    const std::string error = x.params_file.empty() ? calibrate(o, x) : std::string();
+    if (!error.empty()) std::fprintf(stderr, "mstep: validate: %s\n", error.c_str());
+    for (const Planned& p : x.runs) x.rows.push_back(run_case(o, x, p, cores, error));
+  }
+  write_outputs(o, suite, xs, cores, load);
+  std::size_t failed = 0;
+  for (const auto& x : xs)
+    for (const auto& r : x.rows) failed += !r.ok();
+  if (failed) fail(1, fmt::format("validate: {} run{} failed (see the errors above)", failed, failed == 1 ? "" : "s"));
+}
+
+}  // namespace
+
+void add_validate(CLI::App& app) {
+  auto o = std::make_shared<ValidateOptions>();
+  auto* cmd = app.add_subcommand(
+      "validate", "Record the example programs, and tabulate actual against predicted time for every model");
+  cmd->add_option("--suite", o->suite, "Suite file (default: share/validate/suite.json of this mstep)");
+  cmd->add_option("-o,--output", o->dir, "Output directory (default: mstep-validate)");
+  cmd->add_flag("-f,--force", o->force, "Replace an earlier output of mstep validate in that directory");
+  auto* repeat = cmd->add_option("--repeat", o->repeat, "Recordings per run; the median one is kept (default 3)")
+                     ->check(CLI::Range(1, 100));
+  cmd->add_option("--ranks", o->filter.ranks, "Rank counts to run, e.g. 2,4 (default: all of the suite)")
+                    ->delimiter(',')
+                    ->check(CLI::Range(1, 4096));
+  cmd->add_option("--only", o->filter.only, "Only these cases (names in the suite)")->delimiter(',');
+  cmd->add_flag("--quick", o->filter.quick,
+                "One repetition, quick calibration, the quick size of each case at 2 ranks");
+  cmd->add_flag("--no-s-moved", o->no_s_moved, "Skip the experiment with S moved");
+  cmd->add_option("--params", o->params, "Parameter file to use instead of calibrating");
+  cmd->add_option("--s-moved-params", o->s_moved_params,
+                  "Parameter file for the S-moved experiment instead of recalibrating under its environment");
+  cmd->footer(
+      "Exits 1 when a run or the calibration failed (after writing the tables), 2 on a bad option or suite.\n"
+      "Goals not met are reported, not an error.\n"
+      "Example: mstep validate --quick --only ring,gauss");
+  cmd->callback([o, repeat] {
+    ValidateOptions opts = *o;
+    if (opts.filter.quick && repeat->count() == 0) opts.repeat = 1;
+    run(opts);
+  });
+}
+
+}  // namespace mstep::cli
