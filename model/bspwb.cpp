@@ -35,6 +35,13 @@ double step_start(const std::vector<std::vector<double>>& phi, std::size_t j, st
   return t == 0 ? 0.0 : phi[j][t - 1];
 }
 
+// ws(t,j->i): the computation of the sender's step before the partner's message left (see
+// mpm() in the header): the partner's send point, else the step's, else all of w, never above w.
+double send_point(const Partner& p, const StepRecord& sender) {
+  const double ws = p.w_send >= 0 ? p.w_send : sender.w_send;
+  return ws >= 0 ? std::min(ws, sender.w) : sender.w;
+}
+
 }  // namespace
 
 double h_relation(const StepRecord& step, HCombine combine) {
@@ -115,7 +122,7 @@ MpmPrediction mpm(std::span<const RankSteps> ranks, const BspParams& params) {
     for (const Partner& p : own.incoming) {
       const std::size_t t = partner_step(p, s);
       const StepRecord& sender = ranks[p.rank][t];
-      ready = std::max(ready, step_start(out.phi, p.rank, t) + sender.w);
+      ready = std::max(ready, step_start(out.phi, p.rank, t) + send_point(p, sender));
       H = std::max(H, h_relation(sender, params.combine));
     }
     const double latency = (H > 0 || params.latency_on_empty_steps) ? params.L : 0.0;

@@ -10,10 +10,39 @@
 namespace mstep::model {
 namespace {
 
-void add_partner(StepRecord& step, std::int32_t rank, std::uint32_t sender_step, std::int32_t self) {
+// Adds sender step (rank, sender_step) to `step`'s partners with the send point `w_send` of one
+// of its messages; several messages of one partner keep the latest send point (the receiving
+// step needs them all).
+void add_partner(StepRecord& step, std::int32_t rank, std::uint32_t sender_step, std::int32_t self, double w_send) {
   if (rank < 0 || rank == self) return;
-  const Partner p{static_cast<std::uint32_t>(rank), sender_step};
-  if (std::find(step.incoming.begin(), step.incoming.end(), p) == step.incoming.end()) step.incoming.push_back(p);
+  const Partner p{static_cast<std::uint32_t>(rank), sender_step, w_send};
+  const auto it = std::find(step.incoming.begin(), step.incoming.end(), p);  // by rank and step
+  if (it == step.incoming.end()) step.incoming.push_back(p);
+  else it->w_send = std::max(it->w_send, w_send);
+}
+
+// Per event of one rank: the ticks of computation in the event's step before the event began,
+// accounted as StepTracker does (the gap before each call that is not a continuation record is
+// computation; a step's computation is a contiguous stretch of the rank's, so the step's part
+// is the rank's total so far minus that of the steps before it).
+std::vector<std::uint64_t> compute_before(const RankTrace& t, std::span<const mstep::StepRecord> steps,
+                                          std::span<const std::uint32_t> event_step) {
+  std::vector<std::uint64_t> step_begin(steps.size() + 1, 0);  // computation before step s
+  for (std::size_t s = 0; s < steps.size(); ++s) step_begin[s + 1] = step_begin[s] + steps[s].compute;
+  std::vector<std::uint64_t> out(t.events.size(), 0);
+  std::uint64_t last_exit = t.events.empty() ? 0 : t.events.front().t_enter, total = 0;
+  for (std::size_t i = 0; i < t.events.size(); ++i) {
+    const Event& e = t.events[i];
+    if (!e.continuation()) {
+      if (e.t_enter > last_exit) total += e.t_enter - last_exit;
+      last_exit = std::max(last_exit, e.t_exit);
+    }
+    const std::uint32_t s = event_step[i];
+    if (s >= steps.size()) continue;
+    // Clamped: interleaved threads can make the two accounts disagree a little.
+    out[i] = std::min(total - std::min(total, step_begin[s]), steps[s].compute);
+  }
+  return out;
 }
 
 }  // namespace
@@ -36,6 +65,8 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
   }
   out.zero_s = std::isfinite(zero) ? zero : 0.0;
 
+  // Per rank and event: seconds of computation in the event's step before it (a send's send point).
+  std::vector<std::vector<double>> send_point(n);
   for (std::size_t r = 0; r < n; ++r) {
     if (!ranks[r] || ranks[r]->events.empty()) continue;
     const RankTrace& t = *ranks[r];
@@ -63,8 +94,13 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
     auto& input = out.input[r];
     input.resize(steps.size());
     out.actual_end_s[r].resize(steps.size());
+    const std::vector<std::uint64_t> before = compute_before(t, steps, event_step);
+    auto& send_w = send_point[r];
+    send_w.resize(t.events.size());
+    for (std::size_t i = 0; i < t.events.size(); ++i) send_w[i] = tl.duration(static_cast<int>(r), before[i]);
     for (std::size_t s = 0; s < steps.size(); ++s) {
       input[s].w = tl.duration(static_cast<int>(r), steps[s].compute);
+      input[s].w_send = input[s].w;  // lowered to the first send's point below; all of w without sends
       input[s].in_bytes = steps[s].bytes_in;
       input[s].out_bytes = steps[s].bytes_out;
       out.actual_end_s[r][s] = tl.seconds(static_cast<int>(r), steps[s].end) - out.zero_s;
@@ -88,11 +124,25 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
     return step < out.input[static_cast<std::size_t>(rank)].size();
   };
 
-  // Point-to-point: the receiving step gets the sender's sending step as a partner.
+  // A message of `rank`'s step `step` left at send point `w`: the step's first send is its
+  // earliest.
+  auto sent = [&](std::int32_t rank, std::uint32_t step, double w) {
+    double& first = out.input[static_cast<std::size_t>(rank)][step].w_send;
+    if (w >= 0) first = std::min(first, w);
+  };
+  auto point_of = [&](std::int32_t rank, std::uint32_t event) {
+    const auto& p = send_point[static_cast<std::size_t>(rank)];
+    return event < p.size() ? p[event] : -1.0;
+  };
+
+  // Point-to-point: the receiving step gets the sender's sending step as a partner, with the
+  // computation of that step before the send record (an Isend's start, not its completion).
   for (const Message& m : matching.messages) {
     const std::uint32_t rs = step_of(m.dst, m.recv_event), ss = step_of(m.src, m.send_event);
     if (!in_range(m.dst, rs) || !in_range(m.src, ss)) continue;
-    add_partner(out.input[static_cast<std::size_t>(m.dst)][rs], m.src, ss, m.dst);
+    const double w = point_of(m.src, m.send_event);
+    add_partner(out.input[static_cast<std::size_t>(m.dst)][rs], m.src, ss, m.dst, w);
+    sent(m.src, ss, w);
   }
 
   // Collectives: who hears from whom in one instance, each at the step it made the call in.
@@ -101,6 +151,7 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
     std::uint32_t step;
     bool root;
     Role role;
+    double w_send;  // the collective closes its step, so this is all of the step's computation
   };
   std::vector<Member> members;
   for (const auto& calls : collective_instances(ranks)) {
@@ -108,7 +159,7 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
     for (const auto& c : calls) {
       const Event& e = ranks[static_cast<std::size_t>(c.rank)]->events[c.event];
       members.push_back({c.rank, out.event_step[static_cast<std::size_t>(c.rank)][c.event], (e.flags & kRoot) != 0,
-                         op_role(e.op)});
+                         op_role(e.op), point_of(c.rank, c.event)});
     }
     for (const Member& to : members) {
       if (!in_range(to.rank, to.step)) continue;
@@ -119,7 +170,10 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
         // hears everybody in CollRootIn.
         const bool hears = to.role == Role::CollAll || (to.role == Role::CollRootOut && from.root && !to.root) ||
                            (to.role == Role::CollRootIn && to.root);
-        if (hears) add_partner(step, from.rank, from.step, to.rank);
+        if (hears && from.rank != to.rank) {
+          add_partner(step, from.rank, from.step, to.rank, from.w_send);
+          sent(from.rank, from.step, from.w_send);
+        }
       }
     }
   }

@@ -1,6 +1,10 @@
 // M-steps of all ranks tied together: each rank's steps are inferred again from its events (the
 // same StepTracker the recorder runs), and every received message names the step in which its
-// sender sent it (MODELS.md section 1, "ghost steps"), which is what MPM needs.
+// sender sent it (MODELS.md section 1, "ghost steps"), which is what MPM needs. Each partner
+// also carries its send point (Partner::w_send: the sender step's computation before the send
+// record of its latest message to the receiving step; a collective's is all of the step's
+// computation, since a collective closes its step), and each step its first send's
+// (StepRecord::w_send; all of w in a step that sends nothing): MPM's message departure times.
 #pragma once
 
 #include <span>
@@ -14,7 +18,7 @@
 namespace mstep::model {
 
 struct AlignedSteps {
-  std::vector<RankSteps> input;                 // per rank: the model input (w in seconds)
+  std::vector<RankSteps> input;                 // per rank: the model input (w, w_send in seconds)
   std::vector<std::vector<mstep::StepRecord>> steps;    // per rank: the inferred step records
   std::vector<std::vector<double>> actual_end_s;  // per rank and step: end, seconds after `zero_s`
   std::vector<std::vector<std::uint32_t>> event_step;  // per rank and event: 0-based step index

@@ -1,6 +1,7 @@
 // BSPWB and MPM (MODELS.md section 2) against values worked out by hand: the FFT of Roda et al.
 // (formulas 15-17), an imbalance that moves between ranks (MPM < BSPWB), whole-world partner
-// sets (MPM == BSPWB), and ghost steps aligned by the sender's step index.
+// sets (MPM == BSPWB), ghost steps aligned by the sender's step index, and send points (messages
+// that leave before their sender's step has finished computing).
 #include <catch2/catch.hpp>
 
 #include <stdexcept>
@@ -14,6 +15,25 @@ namespace {
 
 StepRecord step(double w, std::uint64_t in, std::uint64_t out, std::vector<Partner> incoming = {}) {
   return StepRecord{w, in, out, std::move(incoming)};
+}
+
+// A step whose first send comes after `w_send` of its `w` seconds of computation.
+StepRecord sends_at(double w_send, double w, std::uint64_t in, std::uint64_t out,
+                    std::vector<Partner> incoming = {}) {
+  StepRecord r = step(w, in, out, std::move(incoming));
+  r.w_send = w_send;
+  return r;
+}
+
+// The same steps with every send point set to all of w: the paper's compute-then-send steps.
+std::vector<RankSteps> paper_send_points(std::vector<RankSteps> ranks) {
+  for (RankSteps& r : ranks) {
+    for (StepRecord& s : r) {
+      s.w_send = s.w;
+      for (Partner& p : s.incoming) p.w_send = -1;
+    }
+  }
+  return ranks;
 }
 
 // The FFT of Roda et al. section 4.1 on p ranks for N complex numbers (16 bytes each), with
@@ -229,6 +249,155 @@ TEST_CASE("MPM aligns ghost steps by the sender's step index", "[mpm]") {
   //   Phi(1,0) = max(1, 2) + 0.1*max(10, 0) + 1 = 4.
   ranks[0][0].incoming = {{1}};
   CHECK(mpm(ranks, params).phi[0][0] == Approx(4));
+}
+
+TEST_CASE("MPM: a pivot row leaves before its owner eliminates (gauss.c on 2 ranks)",
+          "[mpm][send-point]") {
+  // Rows 0..3 of a Gaussian elimination, owner k % 2. The owner of row k sends it (4 B) and then
+  // eliminates (E = 10 s); the other rank receives it and eliminates. A rank that received row k
+  // eliminates, then sends row k+1, so the tracker's steps are [E, send, E, receive]:
+  //   rank 0: s1 [send r0, E, recv r1]      w 10, w_send 0,  in 4, out 4, partner (1, s2)
+  //           s2 [E, send r2, E, recv r3]   w 20, w_send 10, in 4, out 4, partner (1, s3)
+  //           s3 [E]                        w 10
+  //   rank 1: s1 [recv r0]                  w 0,             in 4,        partner (0, s1)
+  //           s2 [E, send r1, E, recv r2]   w 20, w_send 10, in 4, out 4, partner (0, s2)
+  //           s3 [E, send r3, E]            w 20, w_send 10,       out 4
+  // g = 0.125 s/B, L = 1 s, h = in + out: a step of h 8 costs g*8 + L = 2 s, of h 4 1.5 s; the
+  // paper's L-free compute-only last step (latency_on_empty_steps = false).
+  const std::vector<RankSteps> ranks = {
+      {sends_at(0, 10, 4, 4, {{1, 1}}), sends_at(10, 20, 4, 4, {{1, 2}}), step(10, 0, 0)},
+      {step(0, 4, 0, {{0, 0}}), sends_at(10, 20, 4, 4, {{0, 1}}), sends_at(10, 20, 0, 4)},
+  };
+  const BspParams params{0.125, 1, HCombine::Sum, false};
+
+  // The overlapped schedule, each message taking 2 s: r0 leaves rank 0 at 0 and arrives at 2;
+  // rank 1 eliminates to 12, sends r1 (arrives 14) and eliminates to 22. Rank 0 eliminated to
+  // 10, receives r1 at 14, eliminates to 24, sends r2 (arrives 26), eliminates to 34. Rank 1
+  // receives r2 at 26, eliminates to 36, sends r3 (arrives 38), eliminates to 46. Rank 0
+  // receives r3 at 38 and eliminates to 48: the run takes 48 s, (E + 2) per row after the first.
+  // New MPM, Phi(s,i) = max(Phi(s-1,i) + w(s,i), Phi(t-1,j) + w_send(t,j)) + g*H + L:
+  //   Phi(1,1) = max(0 + 0, 0 + 0) + 2 = 2
+  //   Phi(1,0) = max(0 + 10, Phi(1,1) + 10 = 12) + 2 = 14
+  //   Phi(2,1) = max(2 + 20, Phi(1,0) + 10 = 24) + 2 = 26
+  //   Phi(2,0) = max(14 + 20, Phi(2,1) + 10 = 36) + 2 = 38
+  //   Phi(3,1) = 26 + 20 + (0.125*4 + 1) = 47.5   (its own send of r3 still costs g*h + L)
+  //   Phi(3,0) = 38 + 10 + 0 = 48 = Psi: the schedule's 48 s.
+  const MpmPrediction m = mpm(ranks, params);
+  CHECK(m.phi[0] == std::vector<double>{14, 38, 48});
+  CHECK(m.phi[1] == std::vector<double>{2, 26, 47.5});
+  CHECK(m.psi == 48);
+
+  // The paper's formula charges each sender's whole step before its message leaves, so every
+  // row waits for its sender's elimination of the previous row too, 2E + 2 per row:
+  //   Phi(1,1) = max(0, 0 + w(1,0) = 10) + 2 = 12
+  //   Phi(1,0) = max(10, Phi(1,1) + w(2,1) = 32) + 2 = 34
+  //   Phi(2,1) = max(12 + 20, Phi(1,0) + w(2,0) = 54) + 2 = 56
+  //   Phi(2,0) = max(34 + 20, Phi(2,1) + w(3,1) = 76) + 2 = 78
+  //   Phi(3,1) = 56 + 20 + 1.5 = 77.5;  Phi(3,0) = 78 + 10 = 88 = Psi (83% too long)
+  const MpmPrediction paper = mpm(paper_send_points(ranks), params);
+  CHECK(paper.phi[0] == std::vector<double>{34, 78, 88});
+  CHECK(paper.phi[1] == std::vector<double>{12, 56, 77.5});
+  CHECK(paper.psi == 88);
+
+  // BSPWB has no send points: the same T with or without them. T1 = max(10, 0) + max(2, 1.5) =
+  // 12; T2 = 12 + 20 + 2 = 34; T3 = 34 + max(10, 20) + max(0 + 1, 0.125*4 + 1) = 55.5 (a step
+  // with traffic, so L is charged).
+  CHECK(bspwb(ranks, params).T == std::vector<double>{12, 34, 55.5});
+  CHECK(bspwb(ranks, params).T == bspwb(paper_send_points(ranks), params).T);
+}
+
+TEST_CASE("MPM: send points equal to w give the paper's formula 8 exactly", "[mpm][send-point]") {
+  // The moving imbalance above, once with unset send points (-1), once with every step's
+  // w_send = w, once with every partner's w_send = its sender's w: Phi must be identical, bit for
+  // bit (Phi(1,0) = 6, Phi(2,1) = 10, ... as computed in that test).
+  const std::vector<RankSteps> unset = {
+      {step(4, 2, 2, {{1}}), step(1, 2, 2, {{2}})},
+      {step(1, 2, 2, {{0}}), step(1, 2, 2, {{3}})},
+      {step(1, 2, 2, {{3}}), step(1, 2, 2, {{0}})},
+      {step(1, 2, 2, {{2}}), step(5, 2, 2, {{1}})},
+  };
+  std::vector<RankSteps> per_partner = unset;
+  for (RankSteps& r : per_partner)
+    for (std::size_t s = 0; s < r.size(); ++s)
+      for (Partner& p : r[s].incoming) p.w_send = unset[p.rank][s].w;  // kSameStep: step s
+  const BspParams params{0.25, 1};
+  const MpmPrediction expected = mpm(unset, params);
+  CHECK(expected.phi[1] == std::vector<double>{6, 10});
+  CHECK(mpm(paper_send_points(unset), params).phi == expected.phi);
+  CHECK(mpm(per_partner, params).phi == expected.phi);
+  CHECK(mpm(per_partner, params).psi == expected.psi);
+}
+
+TEST_CASE("MPM: a ring whose ranks receive, send and then compute", "[mpm][send-point]") {
+  // Three ranks pass a token around twice, 0 -> 1 -> 2 -> 0. Rank 0 computes 3 s, sends and
+  // receives; ranks 1 and 2 receive, pass the token on at once and then compute 5 s. 1 B per
+  // message, g = 0, L = 1: every step with traffic costs 1 s. Steps (tracker):
+  //   rank 0: s1 [3, send, recv]        w 3, w_send 3, partner (2, s2)
+  //           s2 [3, send, recv]        w 3, w_send 3, partner (2, s3)
+  //   rank 1: s1 [recv]                 w 0,           partner (0, s1)
+  //           s2 [send, 5, recv]        w 5, w_send 0, partner (0, s2)
+  //           s3 [send, 5]              w 5, w_send 0
+  //   rank 2: s1 [recv]                 w 0,           partner (1, s2)
+  //           s2 [send, 5, recv]        w 5, w_send 0, partner (1, s3)
+  //           s3 [send, 5]              w 5, w_send 0
+  const std::vector<RankSteps> ranks = {
+      {sends_at(3, 3, 1, 1, {{2, 1}}), sends_at(3, 3, 1, 1, {{2, 2}})},
+      {step(0, 1, 0, {{0, 0}}), sends_at(0, 5, 1, 1, {{0, 1}}), sends_at(0, 5, 0, 1)},
+      {step(0, 1, 0, {{1, 1}}), sends_at(0, 5, 1, 1, {{1, 2}}), sends_at(0, 5, 0, 1)},
+  };
+  const BspParams params{0, 1};
+
+  // Schedule, 1 s per hop: rank 0 sends at 3; rank 1 gets the token at 4 and passes it on
+  // (computes 4..9); rank 2 gets it at 5 (computes 5..10); rank 0 gets it at 6, computes to 9,
+  // sends; rank 1 gets it at 10 (computes 10..15), rank 2 at 11 (11..16), rank 0 at 12.
+  //   Phi(1,1) = max(0, 0 + w_send(1,0) = 3) + 1 = 4
+  //   Phi(1,2) = max(0, Phi(1,1) + 0) + 1 = 5
+  //   Phi(1,0) = max(0 + 3, Phi(1,2) + 0) + 1 = 6
+  //   Phi(2,1) = max(4 + 5, Phi(1,0) + 3 = 9) + 1 = 10
+  //   Phi(2,2) = max(5 + 5, Phi(2,1) + 0) + 1 = 11
+  //   Phi(2,0) = max(6 + 3, Phi(2,2) + 0) + 1 = 12
+  //   Phi(3,1) = 10 + 5 + 1 = 16;  Phi(3,2) = 11 + 5 + 1 = 17 = Psi (the schedule's 16 plus the
+  //   L that MODELS.md charges to a last step that sends).
+  const MpmPrediction m = mpm(ranks, params);
+  CHECK(m.phi[0] == std::vector<double>{6, 12});
+  CHECK(m.phi[1] == std::vector<double>{4, 10, 16});
+  CHECK(m.phi[2] == std::vector<double>{5, 11, 17});
+  CHECK(m.psi == 17);
+
+  // The paper's formula makes the token wait for each rank's computation after it passed it on:
+  //   Phi(1,1) = 4;  Phi(1,2) = max(0, 4 + 5) + 1 = 10;  Phi(1,0) = max(3, 10 + 5) + 1 = 16
+  //   Phi(2,1) = max(9, 16 + 3) + 1 = 20;  Phi(2,2) = max(15, 20 + 5) + 1 = 26
+  //   Phi(2,0) = max(19, 26 + 5) + 1 = 32;  Phi(3,1) = 26;  Phi(3,2) = 32;  Psi = 32.
+  const MpmPrediction paper = mpm(paper_send_points(ranks), params);
+  CHECK(paper.phi[0] == std::vector<double>{16, 32});
+  CHECK(paper.phi[1] == std::vector<double>{4, 20, 26});
+  CHECK(paper.phi[2] == std::vector<double>{10, 26, 32});
+  CHECK(paper.psi == 32);
+}
+
+TEST_CASE("MPM: a partner's own send point overrides its step's first send", "[mpm][send-point]") {
+  // Rank 0's only step: send to 1, compute 4 s, send to 2, compute 6 s (w 10, first send at 0).
+  // Ranks 1 and 2 compute 1 s and receive. g = 0, L = 1.
+  const BspParams params{0, 1};
+  std::vector<RankSteps> ranks = {
+      {sends_at(0, 10, 0, 2)},
+      {step(1, 1, 0, {{0, 0, 0.0}})},
+      {step(1, 1, 0, {{0, 0, 4.0}})},
+  };
+  // Phi(1,1) = max(1, 0 + 0) + 1 = 2;  Phi(1,2) = max(1, 0 + 4) + 1 = 5;  Phi(1,0) = 10 + 1.
+  MpmPrediction m = mpm(ranks, params);
+  CHECK(m.phi[1][0] == 2);
+  CHECK(m.phi[2][0] == 5);
+  CHECK(m.phi[0][0] == 11);
+  // Without its own send point the partner falls back to the step's: Phi(1,2) = max(1, 0) + 1.
+  ranks[2][0].incoming[0].w_send = -1;
+  CHECK(mpm(ranks, params).phi[2][0] == 2);
+  // A send point is never later than the end of the sender's computation: 99 counts as 10.
+  ranks[2][0].incoming[0].w_send = 99;
+  CHECK(mpm(ranks, params).phi[2][0] == 11);
+  ranks[0][0].w_send = 99;
+  ranks[2][0].incoming[0].w_send = -1;
+  CHECK(mpm(ranks, params).phi[2][0] == 11);
 }
 
 TEST_CASE("MPM rejects partners that do not exist or depend on each other", "[mpm]") {
