@@ -29,8 +29,18 @@ struct ColdStart {
   std::uint64_t from = 0;             // the sizes that pay: from <= k < to
   std::uint64_t to = kInfiniteBytes;
   std::uint64_t bytes = 0;            // the message size it was measured with
+  // Fresh buffers: a rendezvous transfer (k >= fresh_from, the machine's S) into memory the
+  // transport has not moved before costs fresh_per_byte x k more (here ~1 ns/B against ~0.1
+  // warm: a 4 MiB message sent once is 10x slower than the calibration's reused buffers). The
+  // trace has no buffer addresses, so "fresh" is approximated as a size the receiving rank has
+  // not received before: right for programs that send each buffer once (FFT, PSRS, Gaussian
+  // elimination's shrinking rows) and for ones that reuse one buffer per size (halo, ring).
+  double fresh_per_byte = 0;
+  std::uint64_t fresh_from = kInfiniteBytes;
 
   constexpr bool applies(std::uint64_t k) const noexcept { return messages > 0 && k >= from && k < to; }
+  constexpr bool fresh_applies(std::uint64_t k) const noexcept { return fresh_per_byte > 0 && k >= fresh_from; }
+  constexpr bool any() const noexcept { return messages > 0 || fresh_per_byte > 0; }
 };
 
 // Fits the cold start from a fresh pair's first n round trips of `bytes`-byte messages answered

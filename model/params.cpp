@@ -135,6 +135,8 @@ ColdStart read_cold(const Reader& r, const json& j) {
   c.from = r.bytes(r.need(j, "cold", "from"), "cold.from", false);
   c.to = r.bytes(r.need(j, "cold", "to"), "cold.to", true);
   if (const json* v = r.find(j, "bytes")) c.bytes = r.bytes(*v, "cold.bytes", false);
+  if (const json* v = r.find(j, "fresh_per_byte")) c.fresh_per_byte = r.number(*v, "cold.fresh_per_byte", false);
+  if (const json* v = r.find(j, "fresh_from")) c.fresh_from = r.bytes(*v, "cold.fresh_from", true);
   return c;
 }
 
@@ -351,7 +353,8 @@ std::string params_to_json(const CalibrationParams& p) {
   if (p.cold) {
     const ColdStart& c = *p.cold;
     j["cold"] = ojson{{"messages", c.messages}, {"send", num(c.send)}, {"recv", num(c.recv)},
-                      {"from", size(c.from)},   {"to", size(c.to)},     {"bytes", c.bytes}};
+                      {"from", size(c.from)},   {"to", size(c.to)},     {"bytes", c.bytes},
+                      {"fresh_per_byte", num(c.fresh_per_byte)}, {"fresh_from", size(c.fresh_from)}};
   }
   if (p.mpm) {
     const MpmParams& m = *p.mpm;

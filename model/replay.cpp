@@ -9,6 +9,7 @@
 #include <map>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -71,7 +72,8 @@ struct LinearModelCost {
 struct Slot {
   double ts = kUnknown;
   double tr = kUnknown;
-  bool cold = false;  // among the first messages of its pair (ColdStart)
+  bool cold = false;   // among the first messages of its pair (ColdStart)
+  bool fresh = false;  // a size its receiver has not received before (ColdStart)
 };
 
 enum class Mode : std::uint8_t { Between, InCall, InColl, Done };
@@ -125,7 +127,8 @@ class Engine {
     arrival_.assign(plan.members_total, 0.0);
     coll_end_.assign(plan.members_total, 0.0);
     coll_event_.assign(plan.members_total, 0);
-    if (cost.cold().messages > 0) msg_cold_.assign(plan.msgs.size(), 0);
+    cold_on_ = cost.cold().any();
+    if (cold_on_) msg_cold_.assign(plan.msgs.size(), 0);
     for (std::size_t r = 0; r < P; ++r) {
       const PlanRank& pr = plan.ranks[r];
       RankState& s = states_[r];
@@ -175,8 +178,10 @@ class Engine {
 
   std::vector<double> finish_, arrival_, coll_end_;
   std::vector<std::uint32_t> coll_event_;
-  std::vector<std::uint8_t> msg_cold_;  // per matched message, with a cold start only
+  bool cold_on_ = false;                // the cost model has a cold start (ColdStart::any)
+  std::vector<std::uint8_t> msg_cold_;  // per matched message (kCold, kFresh), with a cold start only
   std::unordered_map<std::uint64_t, std::uint32_t> pair_sent_;
+  std::unordered_set<std::uint64_t> seen_sizes_;  // (receiving rank, bytes) moved before
 
  private:
   void wake(std::int32_t rank) {
@@ -196,14 +201,26 @@ class Engine {
   // The cold start (model/cold_start.hpp): whether the next k-byte message from src to dst is
   // still among the first of its pair, counted in the sender's order.
   bool take_cold(std::size_t src, std::int32_t dst, std::uint64_t k) {
-    if (msg_cold_.empty() || !cost_.cold().applies(k) || dst < 0) return false;
+    if (!cold_on_ || !cost_.cold().applies(k) || dst < 0) return false;
     const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | static_cast<std::uint32_t>(dst);
     return ++pair_sent_[key] <= cost_.cold().messages;
   }
-  double cold_send(std::uint32_t m) const { return !msg_cold_.empty() && msg_cold_[m] ? cost_.cold().send : 0.0; }
-  double cold_recv(std::uint32_t m) const { return !msg_cold_.empty() && msg_cold_[m] ? cost_.cold().recv : 0.0; }
+  // Fresh buffers: whether rank `dst` has received k bytes before.
+  bool take_fresh(std::size_t dst, std::uint64_t k) {
+    if (!cold_on_ || !cost_.cold().fresh_applies(k)) return false;
+    return seen_sizes_.insert((static_cast<std::uint64_t>(dst) << 44) ^ k).second;
+  }
+  static constexpr std::uint8_t kCold = 1, kFresh = 2;
+  double cold_send(std::uint32_t m) const { return !msg_cold_.empty() && (msg_cold_[m] & kCold) ? cost_.cold().send : 0.0; }
+  double cold_recv(std::uint32_t m) const { return !msg_cold_.empty() && (msg_cold_[m] & kCold) ? cost_.cold().recv : 0.0; }
   double cold_send(const Slot& sl) const { return sl.cold ? cost_.cold().send : 0.0; }
   double cold_recv(const Slot& sl) const { return sl.cold ? cost_.cold().recv : 0.0; }
+  double fresh(std::uint32_t m, std::uint64_t k) const {
+    return !msg_cold_.empty() && (msg_cold_[m] & kFresh) ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
+  }
+  double fresh(const Slot& sl, std::uint64_t k) const {
+    return sl.fresh ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
+  }
 
   bool synchronous(std::uint32_t m, std::uint64_t bytes) const {
     const std::uint8_t mode = plan_.msg_mode[m];
@@ -296,11 +313,14 @@ class Engine {
     if (role == Role::Send || role == Role::Isend || (role == Role::SendRecv && !recv_half)) {
       g.ts = std::max(s.entry, s.last_ts + cost_.gap());
       s.last_ts = g.ts;
-      if (!msg_cold_.empty()) msg_cold_[m] = take_cold(static_cast<std::size_t>(&s - states_.data()), e.peer, e.send_bytes);
+      if (!msg_cold_.empty() && take_cold(static_cast<std::size_t>(&s - states_.data()), e.peer, e.send_bytes))
+        msg_cold_[m] |= kCold;
       wake(e.peer);  // the destination
     } else if (role == Role::Recv || role == Role::Irecv || (role == Role::SendRecv && recv_half) ||
                (role == Role::Complete && recv_half && g.tr == kUnknown)) {  // its Irecv was not recorded
       g.tr = s.entry;
+      if (!msg_cold_.empty() && take_fresh(static_cast<std::size_t>(&s - states_.data()), plan_.messages[m].bytes))
+        msg_cold_[m] |= kFresh;
       wake(e.peer >= 0 ? e.peer : plan_.messages[m].src);  // an Irecv from MPI_ANY_SOURCE
     }
   }
@@ -370,7 +390,7 @@ class Engine {
       done = std::max(s.entry, g.ts + cost_.send_cpu(k) + cold_send(m));  // resolved as eager
       return true;
     }
-    done = std::max(s.entry, cost_.rndv_sender_done(k, g.ts, g.tr));
+    done = std::max(s.entry, cost_.rndv_sender_done(k, g.ts, g.tr) + fresh(m, k));
     out_.sender_wait_s[m] =
         static_cast<float>(std::max(0.0, g.tr - std::max(s.entry, cost_.rts_arrival(g.ts))));
     return true;
@@ -392,7 +412,8 @@ class Engine {
     const double tr = g.tr == kUnknown ? tc : g.tr;
     const std::uint64_t k = e.recv_bytes;
     const bool sync = synchronous(m, k);
-    const double data = sync ? cost_.rndv_arrival(k, g.ts, tr) : cost_.eager_arrival(k, g.ts) + cold_send(m);
+    const double data =
+        (sync ? cost_.rndv_arrival(k, g.ts, tr) : cost_.eager_arrival(k, g.ts) + cold_send(m)) + fresh(m, k);
     done = std::max(tc, std::max(tr, data) + cost_.recv_cpu(k) + cold_recv(m));
     out_.receiver_wait_s[m] = static_cast<float>(std::max(0.0, (sync ? cost_.rts_arrival(g.ts) : data) - tc));
     return true;
@@ -430,6 +451,7 @@ class Engine {
           const CollOp& op = s.prog[i];
           if (op.send) continue;
           slots[op.slot].tr = s.step_start;
+          slots[op.slot].fresh = take_fresh(static_cast<std::size_t>(&s - states_.data()), op.bytes);
           wake(world[op.peer]);
         }
         for (std::uint32_t i = b; i < end; ++i) {
@@ -456,14 +478,15 @@ class Engine {
             if (!forced(s)) return block(s);
             continue;  // resolved as eager
           }
-          s.step_end = std::max(s.step_end, cost_.rndv_sender_done(op.bytes, sl.ts, sl.tr));
+          s.step_end = std::max(s.step_end, cost_.rndv_sender_done(op.bytes, sl.ts, sl.tr) + fresh(sl, op.bytes));
         } else {
           double data;
           if (sl.ts == kUnknown) {
             if (!forced(s)) return block(s);
             data = cost_.eager_arrival(op.bytes, s.step_start);  // as if sent when posted
           } else {
-            data = rv ? cost_.rndv_arrival(op.bytes, sl.ts, sl.tr) : cost_.eager_arrival(op.bytes, sl.ts) + cold_send(sl);
+            data = (rv ? cost_.rndv_arrival(op.bytes, sl.ts, sl.tr) : cost_.eager_arrival(op.bytes, sl.ts) + cold_send(sl)) +
+                   fresh(sl, op.bytes);
           }
           s.step_end = std::max(s.step_end, std::max(s.step_start, data) + cost_.recv_cpu(op.bytes) + cold_recv(sl));
         }
@@ -591,6 +614,10 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
 
 ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const ColdStart& cold) {
   ReplayResult r = replay(in, LogGPSCost{LogGPS{p}, cold});
+  if (cold.fresh_per_byte > 0)
+    r.notes.push_back(fmt::format("fresh buffers: a transfer of {} B or more of a size its receiver has not received "
+                                  "before costs {:.3f} ns/B more",
+                                  cold.fresh_from, cold.fresh_per_byte * 1e9));
   if (cold.messages > 0)
     r.notes.push_back(fmt::format("cold start: the first {} messages of {}..{} bytes per pair of ranks cost {:.1f} us "
                                   "more to send and {:.1f} us more to receive",

@@ -550,3 +550,16 @@ TEST_CASE("the cold start: a pair's first messages cost more on both sides", "[r
     CHECK(replay_loggps(run.input(), as_loggp(machine()), cold).finish_s[0] == Approx(50.2 * us));
   }
 }
+
+TEST_CASE("fresh buffers: a size its receiver has not received before arrives later", "[replay][cold]") {
+  const Run run = pingpong();
+  ColdStart cold;
+  cold.fresh_per_byte = 0.01 * us, cold.fresh_from = 50;
+  // Each 100-B message is the first of its size at its receiver: 1 us later each, on the
+  // critical path twice: 36.2 + 2 and 26.1 + 1.
+  const ReplayResult r = replay_loggps(run.input(), machine(), cold);
+  CHECK(r.finish_s[0] == Approx(38.2 * us));
+  CHECK(r.finish_s[1] == Approx(27.1 * us));
+  cold.fresh_from = 101;  // below the range: as warm
+  CHECK(replay_loggps(run.input(), machine(), cold).finish_s[0] == Approx(36.2 * us));
+}

@@ -1,8 +1,53 @@
 #include "tools/calibrate/cold_start.hpp"
 
+#include <algorithm>
+#include <memory>
+
 namespace mstep::calib {
 namespace {
 constexpr int kTagCold = 41;
+constexpr int kTagFresh = 42;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// One k-byte transfer answered by an empty message; the round trip on the first rank.
+double transfer(const Comm& pair, char* buf, std::uint64_t k) {
+  const int peer = 1 - pair.rank();
+  if (pair.rank() != 0) {
+    recv(buf, k, peer, kTagFresh, pair.get());
+    send(buf, 0, peer, kTagFresh, pair.get());
+    return 0;
+  }
+  const double t0 = now();
+  send(buf, k, peer, kTagFresh, pair.get());
+  recv(buf, 0, peer, kTagFresh, pair.get());
+  return now() - t0;
+}
+}  // namespace
+
+double measure_fresh_per_byte(const Comm& pair, const std::vector<std::uint64_t>& sizes, int reps) {
+  std::vector<double> per_byte;
+  for (const std::uint64_t k : sizes) {
+    // Kept until the size is done, so that no transfer reuses a freed buffer's pages.
+    std::vector<std::unique_ptr<char[]>> fresh;
+    std::vector<double> cold, warm;
+    for (int r = 0; r < reps; ++r) {
+      // The sender writes its data; the receiver receives into memory it has not touched, as a
+      // program that allocates the buffer for a message does (page faults are part of the cost).
+      fresh.push_back(std::make_unique_for_overwrite<char[]>(k));
+      if (pair.rank() == 0) std::fill_n(fresh.back().get(), k, 'f');
+      cold.push_back(transfer(pair, fresh.back().get(), k));
+    }
+    char* reused = fresh.back().get();
+    transfer(pair, reused, k);
+    for (int r = 0; r < reps; ++r) warm.push_back(transfer(pair, reused, k));
+    per_byte.push_back((median(cold) - median(warm)) / static_cast<double>(k));
+  }
+  return pair.rank() == 0 ? std::max(0.0, median(per_byte)) : 0.0;
 }
 
 ColdStartSamples measure_cold_start(const Comm& pair, char* send_buf, char* recv_buf, std::uint64_t bytes, int count) {

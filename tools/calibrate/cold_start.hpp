@@ -20,4 +20,10 @@ struct ColdStartSamples {
 
 ColdStartSamples measure_cold_start(const Comm& pair, char* send_buf, char* recv_buf, std::uint64_t bytes, int count);
 
+// Fresh buffers (model::ColdStart::fresh_per_byte): per size, `reps` transfers from newly
+// allocated and written buffers into newly allocated untouched ones, then `reps` with one buffer pair reused; each answered
+// by an empty message. Returns the median over sizes of (median fresh - median warm) / size,
+// on the first rank of the pair (0 elsewhere).
+double measure_fresh_per_byte(const Comm& pair, const std::vector<std::uint64_t>& sizes, int reps);
+
 }  // namespace mstep::calib

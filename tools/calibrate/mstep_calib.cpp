@@ -262,6 +262,7 @@ int run(int argc, char** argv) {
 
   Pt2ptResult pt;
   ColdStartSamples cold;
+  double fresh_per_byte = 0;
   {
     const Comm pair = Comm::split(MPI_COMM_WORLD, in_pair ? 0 : -1, rank == 0 ? 0 : 1);
     if (rank == 0 && o.progress)
@@ -270,6 +271,7 @@ int run(int argc, char** argv) {
     // First, while the pair's channel is fresh: the cold start.
     if (pair) cold = measure_cold_start(pair, sb.data(), rb.data(), kColdStartBytes, o.quick ? 256 : 512);
     if (pair) pt = measure_pt2pt(pair, sb, rb, po);
+    if (pair) fresh_per_byte = measure_fresh_per_byte(pair, {1u << 20, 4u << 20}, o.quick ? 3 : 5);
     sleepy_barrier(MPI_COMM_WORLD);
   }
   const PatternResult pat = measure_patterns(MPI_COMM_WORLD, sb, rb, pa);
@@ -279,6 +281,10 @@ int run(int argc, char** argv) {
   if (rank == 0) {
     model::CalibrationParams p = build_params(pt, pat, pa, bc, o.bcast_bytes, size);
     p.cold = cold_start_of(cold, p);
+    p.cold->fresh_per_byte = fresh_per_byte;
+    if (p.loggps) p.cold->fresh_from = p.loggps->S;
+    p.meta.notes.push_back(fmt::format("fresh buffers: a rendezvous transfer into new memory costs {:.3f} ns/B more "
+                                       "than into reused memory (1 and 4 MiB)", fresh_per_byte * 1e9));
     model::ParamsMeta& m = p.meta;
     m.source = fmt::format("mstep calibrate (mstep_calib {})", MSTEP_VERSION);
     m.host = hosts[0];
