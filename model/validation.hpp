@@ -89,7 +89,8 @@ struct CrossingRow {
   int ranks = 0;
   double loggps_abs_error_pct = kNaN;
   double loggp_abs_error_pct = kNaN;
-  bool loggps_better = false;  // strictly smaller |error|
+  bool loggps_better = false;  // strictly smaller |error|, by more than kTiePct
+  bool tie = false;            // |errors| within kTiePct of each other: neither model is better
 };
 // The rows at `ranks` ranks that cross S and have both LogGPS and LogGP predictions.
 std::vector<CrossingRow> crossing_rows(std::span<const ValidationRow> rows, int ranks);
@@ -99,6 +100,9 @@ std::string_view verdict_name(Verdict v);  // "met", "not met", "untested"
 
 inline constexpr double kGoalMedianPct = 3;  // median |LogGPS error| at most this
 inline constexpr double kGoalMaxPct = 10;    // no |LogGPS error| above this
+// Two |errors| this close (percentage points) are a tie: e.g. one rendezvous message to a waiting
+// receiver, where LogGPS adds a microsecond of handshake to a 30 ms run.
+inline constexpr double kTiePct = 0.1;
 
 struct Goal {
   std::string goal;
@@ -106,7 +110,8 @@ struct Goal {
   std::string detail;
 };
 // The goals, over the rows at `ranks` ranks: median |LogGPS error| <= 3%, none above 10%, and
-// LogGPS better than LogGP on every row that crosses S. A failed row counts against the first two.
+// LogGPS better than LogGP on every row that crosses S (a tie, within kTiePct, is named but does
+// not fail the goal; a row where LogGP is better does). A failed row counts against the first two.
 std::vector<Goal> check_goals(std::span<const ValidationRow> rows, int ranks);
 
 // "+1.23" / "-0.50" with `decimals` digits; "-" for NaN.

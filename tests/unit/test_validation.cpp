@@ -148,9 +148,10 @@ TEST_CASE("Crossing rows compare |LogGPS error| with |LogGP error|", "[validatio
       row("ring", 2, {0, 0, +1, -3, n}, 7),     // crosses: LogGPS 3 > LogGP 1, not better
       row("fft", 2, {0, 0, +9, +1, n}, 0),      // no message over S: not listed
       row("halo", 2, {0, 0, -4, -4, n}, 2),     // crosses: a tie is not better
+      row("psrs", 2, {0, 0, -4, 4.09, n}, 2),   // crosses: 0.09 points apart, still a tie
       row("big", 4, {0, 0, -40, -1, n}, 9)};    // another rank count
   const auto c = crossing_rows(rows, 2);
-  REQUIRE(c.size() == 3);
+  REQUIRE(c.size() == 4);
   CHECK(c[0].case_name == "gauss");
   CHECK(c[0].loggps_abs_error_pct == 2);
   CHECK(c[0].loggp_abs_error_pct == 8);
@@ -159,6 +160,16 @@ TEST_CASE("Crossing rows compare |LogGPS error| with |LogGP error|", "[validatio
   CHECK_FALSE(c[1].loggps_better);
   CHECK(c[2].case_name == "halo");
   CHECK_FALSE(c[2].loggps_better);
+  CHECK(c[2].tie);
+  CHECK_FALSE(c[3].loggps_better);
+  CHECK(c[3].tie);
+  CHECK_FALSE(c[1].tie);
+  // Ties are named and do not fail the goal; the ring row, where LogGP is better, does.
+  const auto goals = check_goals(rows, 2);
+  CHECK(goals[2].verdict == Verdict::NotMet);
+  CHECK(goals[2].detail == "better on 1 of 4; a tie (within 0.1 points) on halo s, psrs s; not better on ring s");
+  const std::vector<ValidationRow> no_ring{rows[0], rows[3], rows[4]};
+  CHECK(check_goals(no_ring, 2)[2].verdict == Verdict::Met);
 }
 
 TEST_CASE("Goals met", "[validation]") {
