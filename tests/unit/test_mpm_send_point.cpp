@@ -3,6 +3,8 @@
 // first send's (StepRecord::w_send), and MPM uses them (model/bspwb.hpp).
 #include <catch2/catch.hpp>
 
+#include "tests/unit/trace_builders.hpp"
+
 #include "model/bspwb.hpp"
 #include "model/step_alignment.hpp"
 
@@ -11,30 +13,8 @@ using namespace mstep::model;
 
 namespace {
 
-Event ev(Op op, std::int32_t peer, std::uint64_t enter, std::uint64_t exit, std::uint64_t bytes = 8) {
-  Event e;
-  e.op = op;
-  e.peer = peer;
-  e.tag = 0;
-  e.t_enter = enter;
-  e.t_exit = exit;
-  const Role r = op_role(op);
-  if (r == Role::Send || r == Role::Isend) e.send_bytes = bytes;
-  if (r == Role::Recv) e.recv_bytes = bytes;
-  return e;
-}
-
-RankTrace rank(int r, int n, std::vector<Event> events) {
-  RankTrace t;
-  t.header.rank = r;
-  t.header.world_size = n;
-  t.header.ticks_per_second = 1e9;
-  t.events = std::move(events);
-  std::vector<std::int32_t> world;
-  for (int i = 0; i < n; ++i) world.push_back(i);
-  t.comms.push_back({0, false, world});
-  return t;
-}
+using test::ev;
+using test::rank;
 
 AlignedSteps align(const std::vector<const RankTrace*>& ranks) {
   return align_steps(ranks, match_messages(ranks), Timeline(ranks));
