@@ -1,19 +1,11 @@
 #include "model/cold_start.hpp"
 
+#include "model/fit.hpp"
+
 #include <algorithm>
 #include <vector>
 
 namespace mstep::model {
-namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
-
-}  // namespace
 
 ColdStart fit_cold_start(std::span<const double> rtt, std::span<const double> send, std::uint64_t bytes) {
   ColdStart c;

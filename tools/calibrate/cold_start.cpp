@@ -3,16 +3,12 @@
 #include <algorithm>
 #include <memory>
 
+#include "model/fit.hpp"
+
 namespace mstep::calib {
 namespace {
 constexpr int kTagCold = 41;
 constexpr int kTagFresh = 42;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 // One k-byte transfer answered by an empty message; the round trip on the first rank.
 double transfer(const Comm& pair, char* buf, std::uint64_t k) {
@@ -45,9 +41,9 @@ double measure_fresh_per_byte(const Comm& pair, const std::vector<std::uint64_t>
     char* reused = fresh.back().get();
     transfer(pair, reused, k);
     for (int r = 0; r < reps; ++r) warm.push_back(transfer(pair, reused, k));
-    per_byte.push_back((median(cold) - median(warm)) / static_cast<double>(k));
+    per_byte.push_back((model::median(cold) - model::median(warm)) / static_cast<double>(k));
   }
-  return pair.rank() == 0 ? std::max(0.0, median(per_byte)) : 0.0;
+  return pair.rank() == 0 ? std::max(0.0, model::median(per_byte)) : 0.0;
 }
 
 ColdStartSamples measure_cold_start(const Comm& pair, char* send_buf, char* recv_buf, std::uint64_t bytes, int count) {
