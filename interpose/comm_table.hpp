@@ -1,6 +1,9 @@
 // Communicators the application uses, each with the world ranks of its members, so that every
-// partner in the trace is a world rank. Unknown communicators (made by calls mstep does not wrap,
-// such as MPI_Cart_create) are registered on first sight.
+// partner in the trace is a world rank. The wrapped creators (wrappers_env.cpp) register a new
+// communicator when MPI returns it: creation is collective, so every member registers it at the same
+// point of its sequence of creations, which is what lets the reader pair the members' ids
+// (model/matching.hpp, global_comm_ids). Communicators from calls mstep does not wrap
+// (MPI_Comm_idup, MPI_Comm_spawn, ...) are registered on first use.
 #pragma once
 
 #include <memory>
@@ -30,6 +33,12 @@ class CommTable {
   void init(int world_rank, int world_size);
   const CommInfo& get(MPI_Comm comm) {
     if (comm == MPI_COMM_WORLD) return *infos_.front();
+    return lookup(comm);
+  }
+  // A communicator MPI has just created: always a new entry, even if the handle is still known
+  // (a handle freed by a call mstep does not wrap, such as MPI_Comm_disconnect, comes back).
+  const CommInfo& add(MPI_Comm comm) {
+    handles_.erase(static_cast<int>(comm));
     return lookup(comm);
   }
   // MPI_Comm_free: the handle may be reused for another communicator. The CommInfo stays alive:

@@ -59,6 +59,12 @@ class Recorder {
     if (multithreaded_) lock.lock();
     return comms_.get(c);
   }
+  // After a wrapped communicator creator: registers `c` afresh (CommTable::add).
+  const CommInfo& new_comm(MPI_Comm c) {
+    std::unique_lock lock(mutex_, std::defer_lock);
+    if (multithreaded_) lock.lock();
+    return comms_.add(c);
+  }
   void forget_comm(MPI_Comm c);
 
   std::uint32_t add_request(MPI_Request r, bool recv, const CommInfo& comm);

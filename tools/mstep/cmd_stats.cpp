@@ -118,12 +118,13 @@ void print_text(const TraceDir& d, const std::vector<RankStats>& ranks) {
       a.calls += o.calls, a.send_bytes += o.send_bytes, a.recv_bytes += o.recv_bytes, a.seconds += o.seconds;
     }
   auto table = [](const std::string& title, const std::array<OpTotals, kOpCount>& ops) {
-    fmt::print("\n{}\n{:<26} {:>10} {:>14} {:>14} {:>12}\n", title, "function", "calls",
+    // 30: the longest name, MPI_Dist_graph_create_adjacent.
+    fmt::print("\n{}\n{:<30} {:>10} {:>14} {:>14} {:>12}\n", title, "function", "calls",
                "bytes sent", "bytes recv", "time s");
     for (int i = 0; i < kOpCount; ++i) {
       const auto& o = ops[static_cast<std::size_t>(i)];
       if (o.calls == 0 || static_cast<Op>(i) == Op::ToolFlush) continue;
-      fmt::print("{:<26} {:>10} {:>14} {:>14} {:>12.6f}\n", mpi_name(static_cast<Op>(i)), o.calls,
+      fmt::print("{:<30} {:>10} {:>14} {:>14} {:>12.6f}\n", mpi_name(static_cast<Op>(i)), o.calls,
                  o.send_bytes, o.recv_bytes, o.seconds);
     }
   };
