@@ -11,6 +11,7 @@
 #include "model/report.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
+#include "tools/mstep/report_common.hpp"
 #include "tools/symbols/symbolizer.hpp"
 
 namespace mstep::cli {
@@ -34,22 +35,7 @@ std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const Report& rep) 
   Symbolizer sym;
   std::map<std::tuple<int, std::string, std::string, std::string, int>, Hotspot> merged;
   for (const WaitSite& w : rep.waits) {
-    SourceLocation loc;
-    const auto& rank = trace.ranks[static_cast<std::size_t>(w.rank)];
-    if (rank) {
-      for (const CallsiteDef& def : rank->callsites) {
-        if (def.id != w.callsite) continue;
-        // The innermost frame outside MPI and mstep: the application's line.
-        const CallsiteFrame* pick = def.frames.empty() ? nullptr : &def.frames.front();
-        for (const auto& f : def.frames)
-          if (!is_mpi_module(f.module)) {
-            pick = &f;
-            break;
-          }
-        if (pick) loc = sym.resolve(*pick);
-        break;
-      }
-    }
+    const SourceLocation loc = site_location(sym, trace, w);
     const std::string call = mpi_name(w.op);
     Hotspot& h = merged[{static_cast<int>(w.kind), call, loc.function, loc.file, loc.line}];
     h.kind = w.kind;
@@ -165,11 +151,11 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
   }
   if (hot.empty()) fmt::print("(no call waited)\n");
 
-  fmt::print("\nTime in MPI per function (all ranks)\n{:<26} {:>10} {:>12} {:>14}\n", "function", "calls", "time s", "bytes");
+  fmt::print("\nTime in MPI per function (all ranks)\n{:<30} {:>10} {:>12} {:>14}\n", "function", "calls", "time s", "bytes");
   for (int i = 0; i < kOpCount; ++i) {
     const auto& f = rep.mpi[static_cast<std::size_t>(i)];
     if (f.calls && static_cast<Op>(i) != Op::ToolFlush)
-      fmt::print("{:<26} {:>10} {:>12.6f} {:>14}\n", mpi_name(static_cast<Op>(i)), f.calls, f.seconds, f.bytes);
+      fmt::print("{:<30} {:>10} {:>12.6f} {:>14}\n", mpi_name(static_cast<Op>(i)), f.calls, f.seconds, f.bytes);
   }
 
   std::vector<const model::StepRow*> worst;
@@ -193,19 +179,6 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
     for (const auto& a : rep.collective_algorithms) fmt::print("  {}\n", a);
   }
   for (const auto& n : rep.notes) fmt::print("note: {}\n", n);
-}
-
-// --params, else the trace directory's params.json, else $MSTEP_PARAMS, else the user's default.
-std::string find_params(const std::string& given, const std::string& trace) {
-  if (!given.empty()) return given;
-  std::error_code ec;
-  if (fs::exists(fs::path(trace) / "params.json", ec)) return (fs::path(trace) / "params.json").string();
-  if (const char* env = std::getenv("MSTEP_PARAMS"); env && *env) return env;
-  if (const char* home = std::getenv("HOME")) {
-    const auto p = fs::path(home) / ".config" / "mstep" / "params.json";
-    if (fs::exists(p, ec)) return p.string();
-  }
-  return {};
 }
 
 }  // namespace

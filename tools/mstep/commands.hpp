@@ -12,6 +12,7 @@ void add_dump(CLI::App& app);
 void add_calibrate(CLI::App& app);
 void add_params(CLI::App& app);
 void add_report(CLI::App& app);
+void add_whatif(CLI::App& app);
 void add_validate(CLI::App& app);
 
 // Where libmstep.so lies relative to this executable (bin/../lib), without any environment.

@@ -1,0 +1,272 @@
+// mstep whatif: what a recorded run would take on another network. Every model of `mstep report`
+// replays the trace under the calibrated parameters (the baseline) and under edited ones, side by
+// side (MODELS.md section 5: the sensitivity question asked of a trace).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/whatif.hpp"
+#include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
+#include "tools/mstep/report_common.hpp"
+#include "tools/symbols/symbolizer.hpp"
+
+namespace mstep::cli {
+namespace {
+
+using model::Change;
+using model::WhatIfResult;
+
+struct Options {
+  std::string dir, params, network, format = "text";
+  std::vector<std::string> sets, scales;
+  bool no_cold = false;
+  std::size_t top = 16;
+};
+
+// One line on stderr, and the exit code.
+[[noreturn]] void fail(int code, const std::string& message) {
+  std::fprintf(stderr, "mstep: %s\n", message.c_str());
+  throw CLI::RuntimeError(code);
+}
+
+model::CalibrationParams read_or_fail(const std::string& file) {
+  try {
+    return model::read_params(file);
+  } catch (const model::ParamsError& e) {
+    fail(1, e.what());
+  }
+}
+
+// A wait hotspot as users read it: one source line, summed over ranks (as in mstep report).
+struct Hotspot {
+  model::WaitKind kind{};
+  std::string mpi_call, function, file;
+  int line = 0;
+  double wait_s = 0, baseline_s = 0, whatif_s = 0;
+  std::uint64_t count = 0;
+  std::vector<std::int32_t> ranks;
+};
+
+std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const WhatIfResult& res) {
+  Symbolizer sym;
+  std::map<std::tuple<int, std::string, std::string, std::string, int>, Hotspot> merged;
+  for (const auto& s : res.sites) {
+    const SourceLocation loc = site_location(sym, trace, s.site);
+    const std::string call = mpi_name(s.site.op);
+    Hotspot& h = merged[{static_cast<int>(s.site.kind), call, loc.function, loc.file, loc.line}];
+    h.kind = s.site.kind;
+    h.mpi_call = call;
+    h.function = loc.function.empty() ? "?" : loc.function;
+    h.file = loc.file;
+    h.line = loc.line;
+    h.wait_s += s.site.wait_s;
+    h.baseline_s += s.site.predicted_wait_s;
+    h.whatif_s += s.whatif_predicted_s;
+    h.count += s.site.count;
+    if (std::find(h.ranks.begin(), h.ranks.end(), s.site.rank) == h.ranks.end()) h.ranks.push_back(s.site.rank);
+  }
+  std::vector<Hotspot> out;
+  for (auto& [k, h] : merged) out.push_back(std::move(h));
+  std::sort(out.begin(), out.end(), [](const Hotspot& a, const Hotspot& b) { return a.wait_s > b.wait_s; });
+  return out;
+}
+
+// --no-cold and the edits in the order of the command line (so `--set L=2us --scale L=2` gives
+// 4 us); a bad one fails here, before any file is read.
+std::vector<model::Edit> parse_edits(const Options& o, const std::vector<std::pair<model::EditKind, std::string>>& edits) {
+  std::vector<model::Edit> parsed;
+  if (o.no_cold) parsed.push_back(model::parse_edit("cold=off", model::EditKind::Set));
+  for (const auto& [kind, text] : edits) {
+    try {
+      parsed.push_back(model::parse_edit(text, kind));
+    } catch (const model::WhatIfError& e) {
+      fail(2, fmt::format("{} {}", kind == model::EditKind::Set ? "--set" : "--scale", e.what()));
+    }
+  }
+  return parsed;
+}
+
+// The network to evaluate: the baseline, then --network, then the edits.
+model::EditedParams edited(const model::CalibrationParams& baseline, const Options& o,
+                           const std::vector<model::Edit>& edits) {
+  model::EditedParams net{baseline, {}, {}};
+  if (!o.network.empty()) net = model::adopt_network(baseline, read_or_fail(o.network), o.network);
+  try {
+    model::EditedParams out = model::apply_edits(net.params, edits);
+    out.changes.insert(out.changes.begin(), net.changes.begin(), net.changes.end());
+    out.notes.insert(out.notes.begin(), net.notes.begin(), net.notes.end());
+    return out;
+  } catch (const model::WhatIfError& e) {
+    fail(2, e.what());
+  }
+}
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+std::string speedup_text(double s) { return std::isfinite(s) ? fmt::format("{:.4f}", s) : "inf"; }
+
+nlohmann::json to_json(const WhatIfResult& res, const model::EditedParams& ed, const std::vector<Hotspot>& hot,
+                       const std::string& params_file, const std::string& network) {
+  nlohmann::json j;
+  j["trace"] = res.trace;
+  j["complete"] = res.complete;
+  j["params"] = params_file;
+  j["network"] = network.empty() ? nlohmann::json(nullptr) : nlohmann::json(network);
+  j["actual_s"] = res.actual_s;
+  nlohmann::json changes = nlohmann::json::array();
+  for (const Change& c : ed.changes)
+    changes.push_back({{"name", c.name}, {"unit", model::si_unit(c.quantity)}, {"from", number_or_null(c.from)},
+                       {"to", number_or_null(c.to)}, {"text", model::describe(c)}});
+  j["changes"] = changes;
+  nlohmann::json models = nlohmann::json::object();
+  for (const auto& m : res.models) {
+    models[m.name] = m.available ? nlohmann::json{{"baseline_s", m.baseline_s}, {"whatif_s", m.whatif_s},
+                                                  {"speedup", number_or_null(m.speedup)}}
+                                 : nlohmann::json{{"baseline_s", nullptr}, {"whatif_s", nullptr},
+                                                  {"speedup", nullptr}, {"note", m.note}};
+  }
+  j["models"] = models;
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& r : res.per_rank)
+    ranks.push_back({{"rank", r.rank}, {"actual_s", r.actual_s}, {"baseline_s", r.baseline_s}, {"whatif_s", r.whatif_s},
+                     {"speedup", number_or_null(model::speedup(r.baseline_s, r.whatif_s))}});
+  j["ranks"] = ranks;
+  nlohmann::json hotspots = nlohmann::json::array();
+  for (const auto& h : hot)
+    hotspots.push_back({{"kind", model::wait_kind_name(h.kind)}, {"mpi_call", h.mpi_call}, {"function", h.function},
+                        {"file", h.file}, {"line", h.line}, {"wait_s", h.wait_s},
+                        {"baseline_predicted_s", number_or_null(h.baseline_s)},
+                        {"whatif_predicted_s", number_or_null(h.whatif_s)}, {"count", h.count}, {"ranks", h.ranks}});
+  j["hotspots"] = hotspots;
+  j["problems"] = res.problems;
+  std::vector<std::string> notes = ed.notes;
+  notes.insert(notes.end(), res.notes.begin(), res.notes.end());
+  j["notes"] = notes;
+  return j;
+}
+
+void print_csv(const WhatIfResult& res) {
+  fmt::print("model,actual_s,baseline_s,whatif_s,speedup\n");
+  for (const auto& m : res.models) {
+    if (m.available)
+      fmt::print("{},{},{},{},{}\n", m.name, res.actual_s, m.baseline_s, m.whatif_s,
+                 std::isfinite(m.speedup) ? fmt::format("{}", m.speedup) : "inf");
+    else fmt::print("{},{},,,\n", m.name, res.actual_s);
+  }
+}
+
+std::string seconds_or_dash(double s) { return std::isfinite(s) ? fmt::format("{:.6f}", s) : "-"; }
+
+void print_text(const WhatIfResult& res, const model::EditedParams& ed, const std::vector<Hotspot>& hot,
+                const std::string& params_file, const Options& o) {
+  fmt::print("mstep whatif: {} ({} ranks, {})\n", res.trace, res.ranks, res.complete ? "complete" : "incomplete");
+  fmt::print("baseline: {}\n", params_file);
+  if (!o.network.empty()) fmt::print("network: {}\n", o.network);
+  fmt::print("changes:{}\n", ed.changes.empty() ? " none" : "");
+  for (const Change& c : ed.changes) fmt::print("  {}\n", model::describe(c));
+  fmt::print("actual run time {:.6f} s\n", res.actual_s);
+
+  fmt::print("\n{:<8} {:>12} {:>12} {:>9}\n", "model", "baseline s", "what-if s", "speedup");
+  for (const auto& m : res.models) {
+    if (m.available)
+      fmt::print("{:<8} {:>12.6f} {:>12.6f} {:>9}\n", m.name, m.baseline_s, m.whatif_s, speedup_text(m.speedup));
+    else fmt::print("{:<8} {:>12} {:>12} {:>9}  {}\n", m.name, "-", "-", "-", m.note);
+  }
+
+  if (!res.per_rank.empty()) {
+    fmt::print("\nLogGPS per rank (predicted MPI_Finalize entry)\n{:>5} {:>12} {:>12} {:>12} {:>9}\n", "rank",
+               "actual s", "baseline s", "what-if s", "speedup");
+    for (std::size_t i = 0; i < res.per_rank.size() && i < o.top; ++i) {
+      const auto& r = res.per_rank[i];
+      fmt::print("{:>5} {:>12.6f} {:>12.6f} {:>12.6f} {:>9}\n", r.rank, r.actual_s, r.baseline_s, r.whatif_s,
+                 speedup_text(model::speedup(r.baseline_s, r.whatif_s)));
+    }
+    if (const std::size_t more = res.per_rank.size() - std::min(o.top, res.per_rank.size()))
+      fmt::print("({} more rank{}: --top, or --format json)\n", more, more == 1 ? "" : "s");
+  }
+
+  fmt::print("\nWait hotspots (measured; LogGPS-predicted at the measured start times)\n");
+  fmt::print("{:<14} {:<16} {:<34} {:>12} {:>12} {:>12} {:>8}\n", "kind", "call", "location", "wait s", "baseline s",
+             "what-if s", "count");
+  for (std::size_t i = 0; i < hot.size() && i < o.top; ++i) {
+    const auto& h = hot[i];
+    const std::string where = h.file.empty() ? h.function
+                                             : fmt::format("{} ({}:{})", h.function, path_basename(h.file), h.line);
+    fmt::print("{:<14} {:<16} {:<34} {:>12.6f} {:>12} {:>12} {:>8}\n", model::wait_kind_name(h.kind), h.mpi_call, where,
+               h.wait_s, seconds_or_dash(h.baseline_s), seconds_or_dash(h.whatif_s), h.count);
+  }
+  if (hot.empty()) fmt::print("(no call waited)\n");
+  for (const auto& n : ed.notes) fmt::print("note: {}\n", n);
+  for (const auto& n : res.notes) fmt::print("note: {}\n", n);
+}
+
+void run(const Options& o, const std::vector<std::pair<model::EditKind, std::string>>& edit_args) {
+  if (edit_args.empty() && o.network.empty() && !o.no_cold)
+    fail(2, "whatif: nothing to change: give --set NAME=VALUE, --scale NAME=FACTOR, --network FILE or --no-cold");
+  const std::vector<model::Edit> edits = parse_edits(o, edit_args);
+  const std::string params_file = find_params(o.params, o.dir);
+  if (params_file.empty())
+    fail(1, fmt::format("whatif needs calibrated parameters: run `mstep calibrate -o {}/params.json`, or pass --params FILE",
+                        o.dir));
+  const model::CalibrationParams baseline = read_or_fail(params_file);
+  // Checked before the trace is read: a mistake fails at once, not after a long load.
+  const model::EditedParams ed = edited(baseline, o, edits);
+  const TraceDir trace = load_trace_dir(o.dir);
+  const WhatIfResult res = model::compare_whatif(trace, baseline, ed.params);
+  const auto hot = resolve_hotspots(trace, res);
+  if (o.format == "json") fmt::print("{}\n", to_json(res, ed, hot, params_file, o.network).dump(2));
+  else if (o.format == "csv") print_csv(res);
+  else print_text(res, ed, hot, params_file, o);
+  TraceDir problems;
+  problems.problems = res.problems;
+  report_problems(problems);
+}
+
+}  // namespace
+
+void add_whatif(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("whatif", "Predicted run time on another network: edited parameters against the calibrated ones");
+  cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
+  std::string names;
+  for (auto n : model::whatif_names()) names += (names.empty() ? "" : ", ") + std::string(n);
+  // One value per flag (--set A=1 --set B=2), so that the trace directory is never taken for one.
+  cmd->add_option("--set", o->sets, "NAME=VALUE with a unit: L=2us, Gl=0.1ns/B, G=10GB/s, S=16k, S=inf, cold=off")
+      ->allow_extra_args(false);
+  cmd->add_option("--scale", o->scales, "NAME=FACTOR: L=10, G=0.5 (G is Gs and Gl), linear.B=2 (twice the bandwidth)")
+      ->allow_extra_args(false);
+  cmd->add_option("--network", o->network,
+                  "Parameter file whose L, o, Os, Or, g, Gs, Gl, s, S, mpm and linear replace the baseline's "
+                  "(e.g. share/params/<preset>.json); --set and --scale apply after it");
+  cmd->add_flag("--no-cold", o->no_cold, "Without the cold-start and fresh-buffer terms (a warm network)");
+  cmd->add_option("--params", o->params,
+                  "Baseline parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
+                  "~/.config/mstep/params.json)");
+  cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--top", o->top, "Rows of ranks and hotspots in the text output")->check(CLI::Range(1, 100000));
+  cmd->footer("Names: " + names +
+              "\nUnits: s, ms, us, ns, ps; ns/B, ps/B, s/B or a bandwidth (GB/s, MB/s, GiB/s, ...); sizes in bytes "
+              "with k, m, g (KiB, MiB, GiB) or inf\nExamples:\n  mstep whatif run1 --set L=2us --set Gl=0.1ns/B\n"
+              "  mstep whatif run1 --scale L=10 --scale G=0.5\n  mstep whatif run1 --set S=inf\n"
+              "  mstep whatif run1 --network share/params/roda1999-mpi-cray-t3e.json");
+  cmd->callback([o, cmd] {
+    // The edits in command-line order, --set and --scale interleaved as given.
+    std::vector<std::pair<model::EditKind, std::string>> edits;
+    std::size_t set = 0, scale = 0;
+    for (const CLI::Option* opt : cmd->parse_order()) {
+      if (opt->get_name() == "--set" && set < o->sets.size()) edits.emplace_back(model::EditKind::Set, o->sets[set++]);
+      else if (opt->get_name() == "--scale" && scale < o->scales.size())
+        edits.emplace_back(model::EditKind::Scale, o->scales[scale++]);
+    }
+    run(*o, edits);
+  });
+}
+
+}  // namespace mstep::cli

@@ -1,0 +1,39 @@
+#include "tools/mstep/report_common.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace mstep::cli {
+namespace fs = std::filesystem;
+
+std::string find_params(const std::string& given, const std::string& trace) {
+  if (!given.empty()) return given;
+  std::error_code ec;
+  if (fs::exists(fs::path(trace) / "params.json", ec)) return (fs::path(trace) / "params.json").string();
+  if (const char* env = std::getenv("MSTEP_PARAMS"); env && *env) return env;
+  if (const char* home = std::getenv("HOME")) {
+    const auto p = fs::path(home) / ".config" / "mstep" / "params.json";
+    if (fs::exists(p, ec)) return p.string();
+  }
+  return {};
+}
+
+SourceLocation site_location(Symbolizer& sym, const TraceDir& trace, const model::WaitSite& w) {
+  SourceLocation loc;
+  const auto r = static_cast<std::size_t>(w.rank);
+  if (r >= trace.ranks.size() || !trace.ranks[r]) return loc;
+  for (const CallsiteDef& def : trace.ranks[r]->callsites) {
+    if (def.id != w.callsite) continue;
+    const CallsiteFrame* pick = def.frames.empty() ? nullptr : &def.frames.front();
+    for (const auto& f : def.frames)
+      if (!is_mpi_module(f.module)) {
+        pick = &f;
+        break;
+      }
+    if (pick) loc = sym.resolve(*pick);
+    break;
+  }
+  return loc;
+}
+
+}  // namespace mstep::cli

@@ -1,0 +1,21 @@
+// What `mstep report` and `mstep whatif` share: where the parameter file is, and which source
+// line a wait site is.
+#pragma once
+
+#include <string>
+
+#include "model/trace_dir.hpp"
+#include "model/waits.hpp"
+#include "tools/symbols/symbolizer.hpp"
+
+namespace mstep::cli {
+
+// --params, else the trace directory's params.json, else $MSTEP_PARAMS, else the user's default
+// (~/.config/mstep/params.json); empty when there is none.
+std::string find_params(const std::string& given, const std::string& trace);
+
+// The application's line of a wait site: the innermost frame of its call site outside MPI and
+// mstep (the innermost frame if all are inside); empty when the rank or call site is unknown.
+SourceLocation site_location(Symbolizer& sym, const TraceDir& trace, const model::WaitSite& w);
+
+}  // namespace mstep::cli
