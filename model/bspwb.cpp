@@ -65,11 +65,16 @@ BspwbPrediction bspwb(std::span<const RankSteps> ranks, const BspParams& params)
       // A rank without step s is in a ghost step: w = 0, h = 0, so it still contributes L.
       const double w = s < r.size() ? r[s].w : 0.0;
       const double h = s < r.size() ? h_relation(r[s], params.combine) : 0.0;
+      const double extra = s < r.size() ? r[s].extra : 0.0;
       max_w = std::max(max_w, w);
-      max_comm = std::max(max_comm, params.g * h + params.L);
+      max_comm = std::max(max_comm, params.g * h + params.L + extra);
       any_traffic = any_traffic || h > 0;
     }
-    if (!any_traffic && !params.latency_on_empty_steps) max_comm = 0;
+    if (!any_traffic && !params.latency_on_empty_steps) {
+      max_comm = 0;
+      for (const RankSteps& r : ranks)
+        if (s < r.size()) max_comm = std::max(max_comm, r[s].extra);
+    }
     T += max_w + max_comm;
     out.T.push_back(T);
   }
@@ -119,14 +124,17 @@ MpmPrediction mpm(std::span<const RankSteps> ranks, const BspParams& params) {
     const StepRecord& own = ranks[i][s];
     double ready = step_start(out.phi, i, s) + own.w;
     double H = h_relation(own, params.combine);
+    double comm = params.g * H + own.extra;  // max of g*h + extra over Gamma: g*H without extras
     for (const Partner& p : own.incoming) {
       const std::size_t t = partner_step(p, s);
       const StepRecord& sender = ranks[p.rank][t];
       ready = std::max(ready, step_start(out.phi, p.rank, t) + send_point(p, sender));
-      H = std::max(H, h_relation(sender, params.combine));
+      const double h = h_relation(sender, params.combine);
+      H = std::max(H, h);
+      comm = std::max(comm, params.g * h + sender.extra);
     }
     const double latency = (H > 0 || params.latency_on_empty_steps) ? params.L : 0.0;
-    out.phi[i][s] = ready + params.g * H + latency;
+    out.phi[i][s] = ready + comm + latency;
   };
 
   for (std::size_t i = 0; i < ranks.size(); ++i) {

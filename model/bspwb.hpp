@@ -61,6 +61,13 @@ struct StepRecord {
   // leave, for partners that give no Partner::w_send of their own. Negative: all of w, the
   // paper's compute-then-send step (hand-made input gets this by default).
   double w_send = -1;
+  // Seconds of machine terms the papers' models do not have: the cold-start and fresh-buffer
+  // costs (model/cold_start.hpp) of this step's messages, as the LogGPS replay charged them
+  // (add_machine_terms in model/step_alignment.hpp). They sit beside g*h: BSPWB charges
+  // max_i (g*h(s,i) + extra(s,i) + L), MPM max { g*h(t,j) + extra(t,j) : (j,t) in Gamma } + L,
+  // so that MPM still equals BSPWB when every Gamma is the whole world. 0 (hand-made input, no
+  // calibrated cold start): the papers' formulas.
+  double extra = 0;
 
   bool operator==(const StepRecord&) const = default;
 };
@@ -86,8 +93,9 @@ struct BspwbPrediction {
   double total = 0;       // T of the last step, 0 without steps
 };
 
-// BSPWB (formula 5): T(s) = T(s-1) + max_i w(s,i) + max_i (g*h(s,i) + L), over all ranks, with
-// R = the largest step count; a rank without step s contributes w = 0 and h = 0 (ghost step).
+// BSPWB (formula 5): T(s) = T(s-1) + max_i w(s,i) + max_i (g*h(s,i) + L + extra(s,i)), over all
+// ranks, with R = the largest step count; a rank without step s contributes w = 0 and h = 0
+// (ghost step). With extra = 0 this is formula 5.
 BspwbPrediction bspwb(std::span<const RankSteps> ranks, const BspParams& params);
 
 struct MpmPrediction {
@@ -99,7 +107,8 @@ struct MpmPrediction {
 // {(i,s)} U incoming:
 //   H(s,i)   = max { h(t,j) : (j,t) in Gamma }
 //   Phi(s,i) = max( Phi(s-1,i) + w(s,i),
-//                   max { Phi(t-1,j) + ws(t,j->i) : (j,t) in incoming } ) + g*H(s,i) + L
+//                   max { Phi(t-1,j) + ws(t,j->i) : (j,t) in incoming } ) + C(s,i) + L
+//   C(s,i)   = max { g*h(t,j) + extra(t,j) : (j,t) in Gamma }   (g*H(s,i) without machine terms)
 // with Phi(-1,j) = 0 (L omitted when H = 0 and !latency_on_empty_steps) and ws(t,j->i) the send
 // point of the partner: its Partner::w_send if that is >= 0, else the sender step's
 // StepRecord::w_send if that is >= 0, else w(t,j); never more than w(t,j). Phi(t-1,j) + ws is

@@ -51,10 +51,8 @@ struct LogGPSCost {
 
 struct LinearModelCost {
   TwoRegimeLinearModel lm;
-  const ColdStart& cold() const {
-    static const ColdStart none;
-    return none;
-  }
+  ColdStart cold_start;
+  const ColdStart& cold() const { return cold_start; }
   static constexpr bool kSynchronousSends = false;
   const LinearCost& line(std::uint64_t k) const { return k < lm.boundary ? lm.below : lm.above; }
   double gap() const { return 0; }
@@ -222,6 +220,27 @@ class Engine {
     return sl.fresh ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
   }
 
+  // A machine term paid by rank s in the collective it is in.
+  void charge(const RankState& s, double seconds) {
+    out_.machine_charges.push_back(
+        {static_cast<std::int32_t>(&s - states_.data()), coll_event_[s.member], seconds});
+  }
+
+ public:
+  // The point-to-point messages' machine terms, from the flags the run left (after run()).
+  void charge_messages() {
+    for (std::uint32_t m = 0; m < msg_cold_.size(); ++m) {
+      if (!msg_cold_[m]) continue;
+      const Message& msg = plan_.messages[m];
+      if (msg_cold_[m] & kCold) {
+        out_.machine_charges.push_back({msg.src, msg.send_event, cold_send(m)});
+        out_.machine_charges.push_back({msg.dst, msg.recv_event, cold_recv(m)});
+      }
+      if (msg_cold_[m] & kFresh) out_.machine_charges.push_back({msg.dst, msg.recv_event, fresh(m, msg.bytes)});
+    }
+  }
+
+ private:
   bool synchronous(std::uint32_t m, std::uint64_t bytes) const {
     const std::uint8_t mode = plan_.msg_mode[m];
     if (mode == detail::kSynchronous) return Cost::kSynchronousSends;
@@ -452,6 +471,7 @@ class Engine {
           if (op.send) continue;
           slots[op.slot].tr = s.step_start;
           slots[op.slot].fresh = take_fresh(static_cast<std::size_t>(&s - states_.data()), op.bytes);
+          if (slots[op.slot].fresh) charge(s, fresh(slots[op.slot], op.bytes));
           wake(world[op.peer]);
         }
         for (std::uint32_t i = b; i < end; ++i) {
@@ -462,6 +482,7 @@ class Engine {
           slots[op.slot].ts = ts;
           slots[op.slot].cold = take_cold(static_cast<std::size_t>(&s - states_.data()), world[op.peer], op.bytes);
           cpu = ts + cost_.send_cpu(op.bytes) + cold_send(slots[op.slot]);
+          if (slots[op.slot].cold) charge(s, cold_send(slots[op.slot]));
           wake(world[op.peer]);
         }
         s.step_end = cpu;
@@ -489,6 +510,7 @@ class Engine {
                    fresh(sl, op.bytes);
           }
           s.step_end = std::max(s.step_end, std::max(s.step_start, data) + cost_.recv_cpu(op.bytes) + cold_recv(sl));
+          if (sl.cold) charge(s, cold_recv(sl));
         }
       }
       s.end = s.step_end;
@@ -579,6 +601,7 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
   out.receiver_wait_s.assign(plan.msgs.size(), 0.0f);
   Engine<Cost> engine(plan, cost, out);
   engine.run();
+  engine.charge_messages();
 
   const std::size_t P = plan.ranks.size();
   out.finish_s.assign(P, 0.0);
@@ -610,10 +633,8 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
   return out;
 }
 
-}  // namespace
-
-ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const ColdStart& cold) {
-  ReplayResult r = replay(in, LogGPSCost{LogGPS{p}, cold});
+// One note per machine term that applied.
+void note_machine_terms(const ColdStart& cold, ReplayResult& r) {
   if (cold.fresh_per_byte > 0)
     r.notes.push_back(fmt::format("fresh buffers: a transfer of {} B or more of a size its receiver has not received "
                                   "before costs {:.3f} ns/B more",
@@ -623,11 +644,20 @@ ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const C
                                   "more to send and {:.1f} us more to receive",
                                   cold.messages, cold.from, cold.to == kInfiniteBytes ? std::string("inf") : std::to_string(cold.to - 1),
                                   cold.send * 1e6, cold.recv * 1e6));
+}
+
+}  // namespace
+
+ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const ColdStart& cold) {
+  ReplayResult r = replay(in, LogGPSCost{LogGPS{p}, cold});
+  note_machine_terms(cold, r);
   return r;
 }
 
-ReplayResult replay_linear(const ReplayInput& in, const TwoRegimeLinearModel& model) {
-  return replay(in, LinearModelCost{model});
+ReplayResult replay_linear(const ReplayInput& in, const TwoRegimeLinearModel& model, const ColdStart& cold) {
+  ReplayResult r = replay(in, LinearModelCost{model, cold});
+  note_machine_terms(cold, r);
+  return r;
 }
 
 }  // namespace mstep::model

@@ -68,6 +68,14 @@ struct CollectiveWait {
   float wait_s = 0;
 };
 
+// Seconds of machine terms (ColdStart: cold start, fresh buffers) the replay charged to one
+// record, so that the step models can charge the same messages the same amounts.
+struct MachineCharge {
+  std::int32_t rank = 0;
+  std::uint32_t event = 0;  // index in the rank's events
+  double seconds = 0;
+};
+
 struct ReplayResult {
   std::vector<double> finish_s;         // per rank: predicted MPI_Finalize entry - zero (see above)
   double predicted_s = 0;               // max of finish_s
@@ -84,6 +92,11 @@ struct ReplayResult {
   std::uint64_t recorded_calls = 0;   // calls that kept their recorded duration
   std::uint64_t model_deadlocks = 0;  // blocked calls resolved by the deadlock fallback
   std::vector<std::string> notes;     // one line per approximation that applied
+  // Every cold-start and fresh-buffer charge, in no particular order; empty without a ColdStart.
+  // A message's cold start is charged to its send record (send) and its receive-completing
+  // record (recv), a fresh buffer to the receive-completing record; in a collective, to the
+  // collective record of the rank that paid it.
+  std::vector<MachineCharge> machine_charges;
 };
 
 // LogGPS; LogGP is LogGPS with p.S = kInfiniteBytes (see as_loggp). MPI_Ssend stays synchronous.
@@ -93,7 +106,8 @@ ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const C
 // The two-regime linear baseline T(n) = T0 + n/B, no protocol distinction: a send occupies its
 // rank for n/B (so consecutive sends queue on the bandwidth), the message is there T0 + n/B
 // after the send started, and the receive completes at max(entry, arrival). Nothing is
-// synchronous, not even MPI_Ssend.
-ReplayResult replay_linear(const ReplayInput& in, const TwoRegimeLinearModel& model);
+// synchronous, not even MPI_Ssend. `cold`: the machine's cold start and fresh buffers, charged as
+// in the LogGPS replay (they are the machine's, not a protocol model's).
+ReplayResult replay_linear(const ReplayInput& in, const TwoRegimeLinearModel& model, const ColdStart& cold = {});
 
 }  // namespace mstep::model

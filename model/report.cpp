@@ -66,9 +66,33 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
     }
   }
 
-  const AlignedSteps aligned = align_steps(ranks, matching, timeline);
+  AlignedSteps aligned = align_steps(ranks, matching, timeline);
   rep.actual_s = aligned.actual_s;
   rep.rank_actual_s = aligned.rank_actual_s;
+
+  // The event-driven replays of every rank's recorded sequence. The LogGPS replay goes first:
+  // the machine terms it charges (cold start, fresh buffers) are charged to the step models too.
+  const ReplayInput input{ranks, matching, timeline};
+  const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
+  std::optional<ModelResult> loggp_result, loggps_result, linear_result;
+  if (params && params->loggps) {
+    const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps), cold);
+    const ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
+    loggp_result = result("LogGP", rep.actual_s, loggp.predicted_s);
+    loggps_result = result("LogGPS", rep.actual_s, loggps.predicted_s);
+    rep.collective_algorithms = loggps.collective_algorithms;
+    for (const auto& n : loggps.notes) rep.notes.push_back("LogGPS replay: " + n);
+    add_machine_terms(aligned, loggps.machine_charges);
+    if (!loggps.machine_charges.empty())
+      rep.notes.push_back("MPM, BSPWB and linear: charged the same cold-start and fresh-buffer terms");
+  } else {
+    loggp_result = missing("LogGP", "needs the LogGPS parameters (L, o, g, G, s, S)");
+    loggps_result = missing("LogGPS", "needs the LogGPS parameters (L, o, g, G, s, S)");
+  }
+  if (params && params->linear)
+    linear_result = result("linear", rep.actual_s, replay_linear(input, params->linear->model, cold).predicted_s);
+  else
+    linear_result = missing("linear", "needs the linear parameters (T0, B)");
 
   // MPM and BSPWB from the aligned steps.
   std::optional<MpmPrediction> mpm_prediction;
@@ -85,25 +109,9 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
     rep.models.push_back(missing("MPM", "needs mpm.g and mpm.L"));
     rep.models.push_back(missing("BSPWB", "needs mpm.g and mpm.L"));
   }
-  // The event-driven replays of every rank's recorded sequence.
-  const ReplayInput input{ranks, matching, timeline};
-  if (params && params->loggps) {
-    const ColdStart cold = params->cold.value_or(ColdStart{});
-    const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps), cold);
-    const ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
-    rep.models.push_back(result("LogGP", rep.actual_s, loggp.predicted_s));
-    rep.models.push_back(result("LogGPS", rep.actual_s, loggps.predicted_s));
-    rep.collective_algorithms = loggps.collective_algorithms;
-    for (const auto& n : loggps.notes) rep.notes.push_back("LogGPS replay: " + n);
-  } else {
-    rep.models.push_back(missing("LogGP", "needs the LogGPS parameters (L, o, g, G, s, S)"));
-    rep.models.push_back(missing("LogGPS", "needs the LogGPS parameters (L, o, g, G, s, S)"));
-  }
-  if (params && params->linear) {
-    rep.models.push_back(result("linear", rep.actual_s, replay_linear(input, params->linear->model).predicted_s));
-  } else {
-    rep.models.push_back(missing("linear", "needs the linear parameters (T0, B)"));
-  }
+  rep.models.push_back(std::move(*loggp_result));
+  rep.models.push_back(std::move(*loggps_result));
+  rep.models.push_back(std::move(*linear_result));
 
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const auto& steps = aligned.steps[r];

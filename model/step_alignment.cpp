@@ -180,4 +180,14 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
   return out;
 }
 
+void add_machine_terms(AlignedSteps& aligned, std::span<const MachineCharge> charges) {
+  for (const MachineCharge& c : charges) {
+    if (c.rank < 0 || static_cast<std::size_t>(c.rank) >= aligned.input.size()) continue;
+    const auto r = static_cast<std::size_t>(c.rank);
+    const auto& es = aligned.event_step[r];
+    if (c.event >= es.size() || es[c.event] >= aligned.input[r].size()) continue;
+    aligned.input[r][es[c.event]].extra += c.seconds;
+  }
+}
+
 }  // namespace mstep::model

@@ -13,6 +13,7 @@
 #include "format/rank_trace.hpp"
 #include "model/bspwb.hpp"
 #include "model/matching.hpp"
+#include "model/replay.hpp"
 #include "model/timeline.hpp"
 
 namespace mstep::model {
@@ -30,5 +31,10 @@ struct AlignedSteps {
 // `ranks[i]` may be null: that rank then has no steps and no partners.
 AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching& matching,
                          const Timeline& timeline);
+
+// Adds each charge (a replay's cold-start and fresh-buffer seconds of one record) to the
+// StepRecord::extra of the step that record belongs to, so that MPM and BSPWB pay the machine
+// terms the event-driven replay paid, on the same messages. Charges naming no step are dropped.
+void add_machine_terms(AlignedSteps& aligned, std::span<const MachineCharge> charges);
 
 }  // namespace mstep::model

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/bspwb.hpp"
+#include "model/step_alignment.hpp"
 
 using namespace mstep::model;
 
@@ -442,4 +443,50 @@ TEST_CASE("No ranks or no steps predict zero", "[bspwb][mpm]") {
   const std::vector<RankSteps> empty(3);
   CHECK(bspwb(empty, params).T.empty());
   CHECK(mpm(empty, params).psi == 0);
+}
+
+TEST_CASE("machine terms sit beside g*h + L: BSPWB per rank, MPM over the partners", "[bspwb][mpm][cold]") {
+  // Step 1: rank 0 computes 10 and sends 100 B to rank 1 (a cold send: extra 5); rank 1 computes
+  // 4 and receives it (a cold receive: extra 2); rank 2 computes 3 alone. g = 0.01, L = 1.
+  const BspParams params{0.01, 1};
+  std::vector<RankSteps> ranks = {{step(10, 0, 100)}, {step(4, 100, 0, {{0}})}, {step(3, 0, 0)}};
+  ranks[0][0].extra = 5;
+  ranks[1][0].extra = 2;
+  // BSPWB: 10 + max(0.01 x 100 + 1 + 5, 1 + 1 + 2, 0 + 1 + 0) = 17 (12 without the terms).
+  CHECK(bspwb(ranks, params).total == Approx(17));
+  // MPM: Phi(1,0) = 10 + (1 + 5) + 1 = 17; Phi(1,1) = max(4, 10) + max(1 + 2, 1 + 5) + 1 = 17;
+  // Phi(1,2) = 3 + 0 + 1 = 4: rank 2 hears from nobody and pays nothing.
+  const MpmPrediction m = mpm(ranks, params);
+  CHECK(m.phi[0][0] == Approx(17));
+  CHECK(m.phi[1][0] == Approx(17));
+  CHECK(m.phi[2][0] == Approx(4));
+  CHECK(m.psi == Approx(17));
+  SECTION("MPM equals BSPWB when every Gamma is the whole world, extras and all") {
+    // Rank 0 moves more (g*h = 2 + 0), rank 1 pays more (1 + 5): the step costs max(2, 6) + 1.
+    std::vector<RankSteps> both = {{step(3, 100, 100, {{1}})}, {step(2, 50, 50, {{0}})}};
+    both[1][0].extra = 5;
+    CHECK(bspwb(both, params).total == Approx(3 + 6 + 1));
+    CHECK(mpm(both, params).psi == Approx(3 + 6 + 1));
+  }
+  SECTION("a step that only pays machine terms, with no latency on empty steps") {
+    BspParams no_empty = params;
+    no_empty.latency_on_empty_steps = false;
+    std::vector<RankSteps> quiet = {{step(2, 0, 0)}, {step(1, 0, 0)}};
+    quiet[1][0].extra = 3;
+    CHECK(bspwb(quiet, no_empty).total == Approx(2 + 3));
+  }
+}
+
+TEST_CASE("add_machine_terms charges each record's seconds to its step", "[cold]") {
+  AlignedSteps aligned;
+  aligned.input = {{step(1, 0, 0), step(1, 0, 0)}, {step(1, 0, 0)}};
+  aligned.event_step = {{0, 0, 1, 1}, {0, 0}};
+  const std::vector<MachineCharge> charges = {
+      {0, 1, 2.0}, {0, 2, 3.0}, {0, 3, 4.0}, {1, 1, 5.0},
+      {1, 7, 9.0},   // no such event: dropped
+      {4, 0, 9.0}};  // no such rank: dropped
+  add_machine_terms(aligned, charges);
+  CHECK(aligned.input[0][0].extra == 2.0);
+  CHECK(aligned.input[0][1].extra == 7.0);
+  CHECK(aligned.input[1][0].extra == 5.0);
 }

@@ -5,9 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "model/collectives.hpp"
 #include "model/matching.hpp"
@@ -562,4 +564,60 @@ TEST_CASE("fresh buffers: a size its receiver has not received before arrives la
   CHECK(r.finish_s[1] == Approx(27.1 * us));
   cold.fresh_from = 101;  // below the range: as warm
   CHECK(replay_loggps(run.input(), machine(), cold).finish_s[0] == Approx(36.2 * us));
+}
+
+namespace {
+
+// The machine charges as (rank, event, microseconds), sorted, for exact comparison.
+std::vector<std::tuple<int, unsigned, double>> charges_us(const ReplayResult& r) {
+  std::vector<std::tuple<int, unsigned, double>> out;
+  for (const MachineCharge& c : r.machine_charges)
+    out.emplace_back(c.rank, c.event, std::round(c.seconds / us * 1000) / 1000);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the replay names the records it charged machine terms to", "[replay][cold]") {
+  const Run run = pingpong();
+  ColdStart cold;
+  cold.messages = 1, cold.send = 3 * us, cold.recv = 4 * us, cold.from = 50, cold.to = 10000;
+  using C = std::vector<std::tuple<int, unsigned, double>>;
+  // Message 0 -> 1: rank 0's Send (event 1) pays 3, rank 1's Recv (event 1) pays 4; the answer:
+  // rank 1's Send (event 2) 3, rank 0's Recv (event 2) 4.
+  CHECK(charges_us(replay_loggps(run.input(), machine(), cold)) == C{{0, 1, 3.0}, {0, 2, 4.0}, {1, 1, 4.0}, {1, 2, 3.0}});
+  // Fresh buffers go to the receiving record: 100 B x 0.01 us/B.
+  ColdStart fresh;
+  fresh.fresh_per_byte = 0.01 * us, fresh.fresh_from = 50;
+  CHECK(charges_us(replay_loggps(run.input(), machine(), fresh)) == C{{0, 2, 1.0}, {1, 1, 1.0}});
+  // No machine terms, no charges.
+  CHECK(replay_loggps(run.input(), machine()).machine_charges.empty());
+
+  SECTION("in a collective, to the collective record of the rank that paid") {
+    std::vector<RankTrace> t;
+    for (int r = 0; r < 2; ++r) {
+      Event b = ev(Op::Bcast, 2, 9, 0);
+      if (r == 0) b.flags = kRoot, b.send_bytes = 500;
+      else b.recv_bytes = 500;
+      t.push_back(make_rank(r, 2, {ev(Op::Init, 0, 1), b, ev(Op::Finalize, 9, 10)}));
+    }
+    const Run bcast(std::move(t));
+    CHECK(charges_us(replay_loggps(bcast.input(), machine(), cold)) == C{{0, 1, 3.0}, {1, 1, 4.0}});
+  }
+}
+
+TEST_CASE("the linear baseline pays the same machine terms", "[replay][cold]") {
+  const Run run = pingpong();
+  TwoRegimeLinearModel lm{{3 * us, 1e9}, {10 * us, 2e9}, 10000};
+  ColdStart cold;
+  cold.messages = 1, cold.send = 3 * us, cold.recv = 4 * us, cold.from = 50, cold.to = 10000;
+  // As "the linear baseline on a ping-pong", with both messages cold: rank 0's Send is done at
+  // 11 + 0.1 + 3 = 14.1, the data there at 11 + 3.1 + 3 = 17.1, rank 1's Recv done at 17.1 + 4
+  // = 21.1; it computes 3, sends at 24.1 (done 27.2, computes 2: Finalize at 29.2); the data at
+  // 24.1 + 3.1 + 3 = 30.2, rank 0's Recv done at 34.2, computes 5: Finalize at 39.2. Minus 1.
+  const ReplayResult r = replay_linear(run.input(), lm, cold);
+  CHECK(r.finish_s[0] == Approx(38.2 * us));
+  CHECK(r.finish_s[1] == Approx(28.2 * us));
+  CHECK(r.machine_charges.size() == 4);
 }
