@@ -6,19 +6,19 @@
 // recycled between instances).
 #include <algorithm>
 #include <array>
-#include <map>
-#include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
+#include "model/replay_costs.hpp"
 #include "model/replay_plan.hpp"
 
 namespace mstep::model {
 namespace {
 
 using detail::kNone;
+using detail::LinearModelCost;
+using detail::LogGPSCost;
 using detail::kUnknown;
 using detail::PlanInstance;
 using detail::PlanMsg;
@@ -31,39 +31,6 @@ constexpr std::array<Role, kOpCount> kRoles = {
 #undef MSTEP_OP
 };
 inline Role role_of(Op op) { return kRoles[static_cast<std::size_t>(op)]; }
-
-// ---- Cost models ---------------------------------------------------------------------------
-
-struct LogGPSCost {
-  LogGPS m;
-  ColdStart cold_start;
-  const ColdStart& cold() const { return cold_start; }
-  static constexpr bool kSynchronousSends = true;  // MPI_Ssend waits for its receive whatever S is
-  double gap() const { return m.p.g; }
-  bool rendezvous(std::uint64_t k) const { return m.rendezvous(k); }
-  double send_cpu(std::uint64_t k) const { return m.T1(k); }
-  double recv_cpu(std::uint64_t k) const { return m.T3(k); }
-  double eager_arrival(std::uint64_t k, double ts) const { return ts + m.T1(k) + m.T2(k); }
-  double rts_arrival(double ts) const { return ts + m.p.o + m.p.L; }
-  double rndv_sender_done(std::uint64_t k, double ts, double tr) const { return ts + m.T4(ts, tr) + m.T5() + m.T1(k); }
-  double rndv_arrival(std::uint64_t k, double ts, double tr) const { return rndv_sender_done(k, ts, tr) + m.T2(k); }
-};
-
-struct LinearModelCost {
-  TwoRegimeLinearModel lm;
-  ColdStart cold_start;
-  const ColdStart& cold() const { return cold_start; }
-  static constexpr bool kSynchronousSends = false;
-  const LinearCost& line(std::uint64_t k) const { return k < lm.boundary ? lm.below : lm.above; }
-  double gap() const { return 0; }
-  bool rendezvous(std::uint64_t) const { return false; }
-  double send_cpu(std::uint64_t k) const { return std::max(0.0, static_cast<double>(k) / line(k).B); }
-  double recv_cpu(std::uint64_t) const { return 0; }
-  double eager_arrival(std::uint64_t k, double ts) const { return ts + std::max(0.0, lm.time(k)); }
-  double rts_arrival(double ts) const { return ts; }
-  double rndv_sender_done(std::uint64_t k, double ts, double) const { return ts + send_cpu(k); }
-  double rndv_arrival(std::uint64_t k, double ts, double) const { return eager_arrival(k, ts); }
-};
 
 // ---- The loop ------------------------------------------------------------------------------
 
@@ -573,40 +540,6 @@ class Engine {
   std::vector<std::uint32_t> free_;
 };
 
-void describe_collectives(const ReplayPlan& plan, const std::vector<double>& arrival,
-                          const std::vector<double>& end, const std::vector<std::uint32_t>& event,
-                          ReplayResult& out) {
-  struct Use {
-    std::uint64_t calls = 0, min_m = ~std::uint64_t{0}, max_m = 0;
-  };
-  std::map<std::tuple<Op, CollAlgo, std::uint32_t>, Use> uses;
-  for (const PlanInstance& inst : plan.instances) {
-    if (!inst.usable) continue;
-    Use& u = uses[{inst.shape.op, inst.shape.algo, inst.shape.n}];
-    ++u.calls;
-    u.min_m = std::min(u.min_m, inst.shape.m);
-    u.max_m = std::max(u.max_m, inst.shape.m);
-    double last = 0;
-    for (std::uint32_t c = 0; c < inst.shape.n; ++c) last = std::max(last, arrival[inst.member_base + c]);
-    for (std::uint32_t c = 0; c < inst.shape.n; ++c) {
-      const std::uint64_t i = inst.member_base + c;
-      const double wait = std::clamp(last - arrival[i], 0.0, std::max(0.0, end[i] - arrival[i]));
-      out.collective_waits.push_back({plan.comm_world[inst.members_off + c], event[i], static_cast<float>(wait)});
-    }
-  }
-  std::sort(out.collective_waits.begin(), out.collective_waits.end(), [](const auto& a, const auto& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.event < b.event;
-  });
-  for (const auto& [key, u] : uses) {
-    const auto& [op, algo, n] = key;
-    const std::string bytes = op == Op::Barrier ? "" : u.min_m == u.max_m ? fmt::format(", {} bytes", u.min_m)
-                                                                         : fmt::format(", {} to {} bytes", u.min_m, u.max_m);
-    out.collective_algorithms.push_back(fmt::format("{}: {} (MPICH default for {} rank{}{}; {} call{})", mpi_name(op),
-                                                    coll_algo_name(algo), n, n == 1 ? "" : "s", bytes, u.calls,
-                                                    u.calls == 1 ? "" : "s"));
-  }
-}
-
 template <class Cost>
 ReplayResult replay(const ReplayInput& in, const Cost& cost) {
   ReplayPlan plan = detail::make_plan(in);
@@ -629,7 +562,7 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
     out.predicted_s = std::max(out.predicted_s, out.finish_s[r]);
     out.actual_s = std::max(out.actual_s, out.actual_finish_s[r]);
   }
-  describe_collectives(plan, engine.arrival_, engine.coll_end_, engine.coll_event_, out);
+  detail::describe_collectives(plan, engine.arrival_, engine.coll_end_, engine.coll_event_, out);
   if (out.recorded_calls)
     out.notes.push_back(fmt::format("{} records kept their recorded duration (partner missing or unmatched, "
                                     "Test/Iprobe that found nothing, Probe, communicator calls)",
@@ -647,30 +580,17 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
   return out;
 }
 
-// One note per machine term that applied.
-void note_machine_terms(const ColdStart& cold, ReplayResult& r) {
-  if (cold.fresh_per_byte > 0)
-    r.notes.push_back(fmt::format("fresh buffers: a transfer of {} B or more of a size its receiver has not received "
-                                  "before costs {:.3f} ns/B more",
-                                  cold.fresh_from, cold.fresh_per_byte * 1e9));
-  if (cold.messages > 0)
-    r.notes.push_back(fmt::format("cold start: the first {} messages of {}..{} bytes per pair of ranks cost {:.1f} us "
-                                  "more to send and {:.1f} us more to receive",
-                                  cold.messages, cold.from, cold.to == kInfiniteBytes ? std::string("inf") : std::to_string(cold.to - 1),
-                                  cold.send * 1e6, cold.recv * 1e6));
-}
-
 }  // namespace
 
 ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const ColdStart& cold) {
   ReplayResult r = replay(in, LogGPSCost{LogGPS{p}, cold});
-  note_machine_terms(cold, r);
+  detail::note_machine_terms(cold, r);
   return r;
 }
 
 ReplayResult replay_linear(const ReplayInput& in, const TwoRegimeLinearModel& model, const ColdStart& cold) {
   ReplayResult r = replay(in, LinearModelCost{model, cold});
-  note_machine_terms(cold, r);
+  detail::note_machine_terms(cold, r);
   return r;
 }
 

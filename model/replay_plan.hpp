@@ -107,4 +107,12 @@ struct ReplayPlan {
 
 ReplayPlan make_plan(const ReplayInput& in);
 
+// After a replay (model/replay_notes.cpp): one line per collective algorithm used, with each
+// member's wait in its instance (arrival, end and event per instance member), into `out`.
+void describe_collectives(const ReplayPlan& plan, const std::vector<double>& arrival,
+                          const std::vector<double>& end, const std::vector<std::uint32_t>& event,
+                          ReplayResult& out);
+// One note per machine term (cold start, fresh buffers) that applied.
+void note_machine_terms(const ColdStart& cold, ReplayResult& out);
+
 }  // namespace mstep::model::detail
