@@ -40,7 +40,7 @@ std::vector<const CommDef*> defs_by_id(const RankTrace& t) {
   return def;
 }
 
-bool is_dup(Op op) { return op == Op::Comm_dup || op == Op::Comm_dup_with_info; }
+bool is_dup(Op op) { return op == Op::Comm_dup || op == Op::Comm_dup_with_info || op == Op::Comm_idup; }
 
 // The local groups (sorted) of rank `r`'s intercommunicators, where its creator records tell them:
 // Intercomm_create's comm is local_comm, whose group is the new local group, and a duplicate has
