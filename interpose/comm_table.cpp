@@ -6,7 +6,7 @@ namespace mstep {
 
 void CommTable::init(int world_rank, int world_size) {
   infos_.clear();
-  handles_ = FlatHandleMap<CommInfo*>{64};
+  handles_ = FlatHandleMap<const CommInfo*>{64};
   written_ = 0;
   auto world = std::make_unique<CommInfo>();
   world->id = 0;
@@ -18,10 +18,9 @@ void CommTable::init(int world_rank, int world_size) {
 }
 
 const CommInfo& CommTable::lookup(MPI_Comm comm) {
-  if (CommInfo** found = handles_.find(static_cast<int>(comm))) return **found;
+  if (const CommInfo** found = handles_.find(static_cast<int>(comm))) return **found;
   auto info = std::make_unique<CommInfo>();
-  // Ids are 16 bits in the trace; a run that creates more communicators shares the last id.
-  info->id = static_cast<std::uint16_t>(std::min<std::size_t>(infos_.size(), 0xffff));
+  info->id = next_id();
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   MPI_Group group = MPI_GROUP_NULL, world_group = MPI_GROUP_NULL;
@@ -48,6 +47,13 @@ const CommInfo& CommTable::lookup(MPI_Comm comm) {
   infos_.push_back(std::move(info));
   handles_.insert(static_cast<int>(comm), raw);
   return *raw;
+}
+
+const CommInfo& CommTable::add_copy(const CommInfo& parent) {
+  auto info = std::make_unique<CommInfo>(parent);
+  info->id = next_id();
+  infos_.push_back(std::move(info));
+  return *infos_.back();
 }
 
 std::vector<CommDef> CommTable::take_new() {

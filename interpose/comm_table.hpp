@@ -2,10 +2,12 @@
 // partner in the trace is a world rank. The wrapped creators (wrappers_env.cpp) register a new
 // communicator when MPI returns it: creation is collective, so every member registers it at the same
 // point of its sequence of creations, which is what lets the reader pair the members' ids
-// (model/matching.hpp, global_comm_ids). Communicators from calls mstep does not wrap
-// (MPI_Comm_idup, MPI_Comm_spawn, ...) are registered on first use.
+// (model/comm_ids.hpp, global_comm_ids). MPI_Comm_idup's communicator is registered at the call
+// (a duplicate has its parent's members) and its handle bound when the request completes.
+// Communicators from calls mstep does not wrap (MPI_Comm_spawn, ...) are registered on first use.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <vector>
@@ -44,6 +46,13 @@ class CommTable {
   // MPI_Comm_free: the handle may be reused for another communicator. The CommInfo stays alive:
   // requests still pending on the freed communicator point at it.
   void forget(MPI_Comm comm) { handles_.erase(static_cast<int>(comm)); }
+  // MPI_Comm_idup: a new entry with `parent`'s members and no handle yet (the handle is valid only
+  // once the request completes); bind() gives it its handle then.
+  const CommInfo& add_copy(const CommInfo& parent);
+  void bind(MPI_Comm comm, const CommInfo& info) {
+    handles_.erase(static_cast<int>(comm));
+    handles_.insert(static_cast<int>(comm), &info);
+  }
   std::vector<CommDef> take_new();
   // Members of the communicator with trace id `id` (empty if unknown).
   std::span<const std::int32_t> members(std::uint16_t id) const {
@@ -52,8 +61,10 @@ class CommTable {
 
  private:
   const CommInfo& lookup(MPI_Comm comm);
+  // Ids are 16 bits in the trace; a run that creates more communicators shares the last id.
+  std::uint16_t next_id() const { return static_cast<std::uint16_t>(std::min<std::size_t>(infos_.size(), 0xffff)); }
   std::vector<std::unique_ptr<CommInfo>> infos_;
-  FlatHandleMap<CommInfo*> handles_{64};
+  FlatHandleMap<const CommInfo*> handles_{64};
   std::size_t written_ = 0;  // infos_[written_..] are not in the trace yet
 };
 

@@ -164,11 +164,11 @@ void Recorder::forget_comm(MPI_Comm c) {
   comms_.forget(c);
 }
 
-std::uint32_t Recorder::add_request(MPI_Request r, bool recv, const CommInfo& comm) {
+std::uint32_t Recorder::add_request(MPI_Request r, bool recv, const CommInfo& comm, MPI_Comm* created) {
   std::unique_lock lock(mutex_, std::defer_lock);
   if (multithreaded_) lock.lock();
   const std::uint32_t id = next_request_++;
-  requests_.add(static_cast<int>(r), RequestInfo{id, recv, &comm});
+  requests_.add(static_cast<int>(r), RequestInfo{id, recv, &comm, created});
   return id;
 }
 

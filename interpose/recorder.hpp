@@ -66,8 +66,21 @@ class Recorder {
     return comms_.add(c);
   }
   void forget_comm(MPI_Comm c);
+  // MPI_Comm_idup: its communicator, registered at the call (CommTable::add_copy) ...
+  const CommInfo& new_dup(const CommInfo& parent) {
+    std::unique_lock lock(mutex_, std::defer_lock);
+    if (multithreaded_) lock.lock();
+    return comms_.add_copy(parent);
+  }
+  // ... and its handle, once the request completed.
+  void bind_comm(MPI_Comm c, const CommInfo& info) {
+    std::unique_lock lock(mutex_, std::defer_lock);
+    if (multithreaded_) lock.lock();
+    comms_.bind(c, info);
+  }
 
-  std::uint32_t add_request(MPI_Request r, bool recv, const CommInfo& comm);
+  // `created`: MPI_Comm_idup's output handle, bound to `comm` when the request completes.
+  std::uint32_t add_request(MPI_Request r, bool recv, const CommInfo& comm, MPI_Comm* created = nullptr);
   // Called once MPI has completed the request behind handle r: the oldest request mstep saw
   // behind that handle, removed; nullopt if none (null, persistent, foreign requests).
   std::optional<RequestInfo> take_request(MPI_Request r);

@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include <mpi.h>
+
 #include "interpose/flat_map.hpp"
 
 namespace mstep {
@@ -17,7 +19,9 @@ struct CommInfo;
 struct RequestInfo {
   std::uint32_t id = 0;
   bool recv = false;
-  const CommInfo* comm = nullptr;
+  const CommInfo* comm = nullptr;  // Comm_idup: the new communicator
+  // Comm_idup: where MPI puts the new communicator's handle, valid once the request completes.
+  MPI_Comm* created = nullptr;
 };
 
 class RequestTable {

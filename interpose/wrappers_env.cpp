@@ -177,6 +177,25 @@ extern "C" int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newin
                          PMPI_Intercomm_merge(intercomm, high, newintracomm));
 }
 
+// Nonblocking: the new communicator (its parent's groups) is registered now, so its id follows
+// the order of the creating calls like every other creator's, and its handle is bound when the
+// request completes (wrappers_wait.cpp), before which MPI does not let the program use it.
+extern "C" int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  if (!g_recorder.active()) return PMPI_Comm_idup(comm, newcomm, request);
+  Event e = begin_event(Op::Comm_idup, MSTEP_CALLER);
+  const int rc = PMPI_Comm_idup(comm, newcomm, request);
+  e.t_exit = now_ticks();
+  const CommInfo& parent = g_recorder.comm(comm);
+  e.comm = parent.id;
+  if (rc == MPI_SUCCESS) {
+    const CommInfo& made = g_recorder.new_dup(parent);
+    e.peer = static_cast<std::int32_t>(made.id);
+    e.request = g_recorder.add_request(*request, false, made, newcomm);
+  }
+  g_recorder.record(e);
+  return rc;
+}
+
 extern "C" int MPI_Comm_free(MPI_Comm* comm) {
   if (!g_recorder.active()) return PMPI_Comm_free(comm);
   const MPI_Comm handle = *comm;

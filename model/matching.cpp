@@ -43,20 +43,11 @@ bool is_p2p_recv(const Event& e) {
   }
 }
 
-std::uint32_t unknown_comm(std::size_t rank, std::uint16_t local) {
-  // A communicator whose definition was lost with a damaged frame: unique, never matches another.
-  return 0x80000000u | static_cast<std::uint32_t>(rank << 16) | local;
-}
-
 }  // namespace
 
 bool is_collective_call(const Event& e) {
   const Role r = op_role(e.op);
   return !e.continuation() && (r == Role::CollAll || r == Role::CollRootIn || r == Role::CollRootOut);
-}
-
-std::uint32_t global_comm(const std::vector<std::vector<std::uint32_t>>& ids, std::size_t rank, std::uint16_t local) {
-  return rank < ids.size() && local < ids[rank].size() ? ids[rank][local] : unknown_comm(rank, local);
 }
 
 std::vector<std::vector<CollectiveCall>> collective_instances(std::span<const RankTrace* const> ranks) {
@@ -81,35 +72,6 @@ std::vector<std::vector<CollectiveCall>> collective_instances(std::span<const Ra
 bool is_p2p_send(const Event& e) {
   const Role r = op_role(e.op);
   return r == Role::Send || r == Role::Isend || (r == Role::SendRecv && !(e.flags & kRecvHalf));
-}
-
-std::vector<std::vector<std::uint32_t>> global_comm_ids(std::span<const RankTrace* const> ranks) {
-  std::map<std::pair<std::vector<std::int32_t>, int>, std::uint32_t> global;
-  std::vector<std::vector<std::uint32_t>> out(ranks.size());
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    if (!ranks[r]) continue;
-    std::vector<const CommDef*> defs;
-    for (const auto& c : ranks[r]->comms) defs.push_back(&c);
-    std::sort(defs.begin(), defs.end(), [](auto* a, auto* b) { return a->id < b->id; });
-    std::map<std::vector<std::int32_t>, int> seen;
-    auto& ids = out[r];
-    for (const CommDef* c : defs) {
-      if (c->id >= ids.size()) {
-        const auto old = ids.size();
-        ids.resize(c->id + 1u);
-        for (auto i = old; i < ids.size(); ++i) ids[i] = unknown_comm(r, static_cast<std::uint16_t>(i));
-      }
-      if (c->id == 0) {
-        ids[0] = 0;
-        continue;
-      }
-      const int k = seen[c->world_ranks]++;
-      auto [it, fresh] = global.try_emplace({c->world_ranks, k}, static_cast<std::uint32_t>(global.size() + 1));
-      ids[c->id] = it->second;
-    }
-    if (ids.empty()) ids.push_back(0);
-  }
-  return out;
 }
 
 Matching match_messages(std::span<const RankTrace* const> ranks) {

@@ -1,7 +1,9 @@
 // Which receive got which send. MPI's non-overtaking rule makes messages between one sender and
 // one receiver on one communicator with one tag arrive in the order they were sent; the trace
 // records the actual source and tag of every completed receive (wildcards included), so the k-th
-// such receive in posting order got the k-th such send.
+// such receive in posting order got the k-th such send. Partners are world ranks on every
+// communicator (on an intercommunicator, of the remote group), so a channel is (global
+// communicator, source world rank, destination world rank, tag) on both sides.
 #pragma once
 
 #include <cstdint>
@@ -10,14 +12,9 @@
 #include <vector>
 
 #include "format/rank_trace.hpp"
+#include "model/comm_ids.hpp"  // global_comm_ids, global_comm
 
 namespace mstep {
-
-// Communicator ids are local to a rank (creation order). Ranks create communicators by
-// collective calls, in the same order where they share members, so the k-th communicator with a
-// given member list on one rank is the k-th with that list on every member.
-// Returns per rank: local id -> global id (0 is MPI_COMM_WORLD).
-std::vector<std::vector<std::uint32_t>> global_comm_ids(std::span<const RankTrace* const> ranks);
 
 struct Message {
   std::int32_t src = 0;
@@ -40,11 +37,6 @@ struct Matching {
   std::vector<Message> messages;  // sorted by (src, send_event)
   std::vector<Unmatched> unmatched;
 };
-
-// The global id of rank `rank`'s local communicator `local`, given global_comm_ids' answer. A
-// communicator whose definition was lost gets an id unique to that rank: it matches nothing.
-std::uint32_t global_comm(const std::vector<std::vector<std::uint32_t>>& ids, std::size_t rank,
-                          std::uint16_t local);
 
 // `ranks[i]` may be null (an unreadable rank): messages to and from it are left unmatched.
 Matching match_messages(std::span<const RankTrace* const> ranks);

@@ -28,8 +28,12 @@
  *     With "inter-p2p" only: Sendrecv 2 int (8 B) tag 17 on inter with remote rank w/2 (world w^1).
  *     Intercomm_merge(inter, high = w%2) -> merged, members 0,2,..,1,3,.. Sendrecv 3 int (12 B)
  *     tag 18 to the next merged rank, from the previous one.
- * 12. Comm_free of every communicator this rank got: 15 on even ranks, 14 on odd ranks (no evens),
- *     13 on rank n-1 (no small either).
+ * 12. Comm_idup(rot) -> rotdup, members 1,..,n-1,0, and Comm_idup(inter) -> interdup, remote group:
+ *     the other parity; one Waitall completes both. Sendrecv 7 int (28 B) tag 19 on rotdup to the
+ *     next rot rank (world (w+1)%n), from the previous one (world (w-1+n)%n). With "inter-p2p"
+ *     only: Sendrecv 2 int (8 B) tag 20 on interdup with remote rank w/2 (world w^1).
+ * 13. Comm_free of every communicator this rank got: 17 on even ranks, 16 on odd ranks (no evens),
+ *     15 on rank n-1 (no small either).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -249,9 +253,35 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3; ++i) CHECK(in[i] == 50 * from + i);
   }
 
-  /* 12. */
-  MPI_Comm* all[] = {&rev, &ring, &small, &grid, &col, &shared, &evens, &rot,
-                     &dgraph, &graph, &dist, &ringdup, &half, &inter, &merged};
+  /* 12. rotdup and interdup, usable once the Waitall has completed their requests */
+  MPI_Comm rotdup = MPI_COMM_NULL, interdup = MPI_COMM_NULL;
+  {
+    MPI_Request req[2];
+    MPI_Status st[2]; /* not MPI_STATUSES_IGNORE, which GCC takes for an empty array */
+    CHECK_RC(MPI_Comm_idup(rot, &rotdup, &req[0]));
+    CHECK_RC(MPI_Comm_idup(inter, &interdup, &req[1]));
+    CHECK_RC(MPI_Waitall(2, req, st));
+    check_members(rotdup, n, 1, 1);
+    int is_inter = 0, remote = -1;
+    MPI_Comm_test_inter(interdup, &is_inter);
+    MPI_Comm_remote_size(interdup, &remote);
+    CHECK(is_inter && remote == n / 2);
+    const int r = mod(w - 1, n); /* rank in rot and rotdup */
+    int out[7], in[7];
+    for (int i = 0; i < 7; ++i) out[i] = 30 * w + i, in[i] = -1;
+    CHECK_RC(MPI_Sendrecv(out, 7, MPI_INT, (r + 1) % n, 19, in, 7, MPI_INT, mod(r - 1, n), 19, rotdup,
+                          MPI_STATUS_IGNORE));
+    for (int i = 0; i < 7; ++i) CHECK(in[i] == 30 * mod(w - 1, n) + i);
+    if (inter_p2p) {
+      int o2[2] = {w, 3 * w}, i2[2] = {-1, -1};
+      CHECK_RC(MPI_Sendrecv(o2, 2, MPI_INT, w / 2, 20, i2, 2, MPI_INT, w / 2, 20, interdup, MPI_STATUS_IGNORE));
+      CHECK(i2[0] == (w ^ 1) && i2[1] == 3 * (w ^ 1));
+    }
+  }
+
+  /* 13. */
+  MPI_Comm* all[] = {&rev, &ring, &small, &grid, &col, &shared, &evens, &rot, &dgraph,
+                     &graph, &dist, &ringdup, &half, &inter, &merged, &rotdup, &interdup};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; ++i) free_comm(all[i]);
 
   if (w == 0) printf("comms: %d ranks, %s\n", n, g_errors ? "WRONG" : "ok");

@@ -20,6 +20,20 @@ Event ev(Op op, std::int32_t peer, std::int32_t tag, std::uint64_t t, std::uint6
   return e;
 }
 
+// A communicator creator's record: `comm` the parent, `peer` the new communicator's id.
+Event creator(Op op, std::uint16_t parent, std::int32_t made) {
+  Event e;
+  e.op = op;
+  e.comm = parent;
+  e.peer = made;
+  return e;
+}
+
+Event on(Event e, std::uint16_t comm) {
+  e.comm = comm;
+  return e;
+}
+
 RankTrace rank(int r, int n, std::vector<Event> events) {
   RankTrace t;
   t.header.rank = r;
@@ -121,6 +135,134 @@ TEST_CASE("communicators are identified across ranks by members and creation ord
   CHECK(m.unmatched.empty());
   r1.events[0].comm = 2;
   CHECK(match_messages(std::vector<const RankTrace*>{&r0, &r1}).unmatched.size() == 2);
+}
+
+TEST_CASE("an intercommunicator pairs its two groups, and messages over it match", "[matching][inter]") {
+  // Groups {0,1} and {2,3} (Comm_split of world, local id 1) joined by Intercomm_create (local id
+  // 2), whose definition lists the OTHER group on each side. World rank 0 sends to remote rank 1,
+  // world rank 3, which receives from world rank 0.
+  const bool records = GENERATE(true, false);
+  INFO((records ? "with the creator records" : "without creator records (registered on first use)"));
+  std::vector<RankTrace> t;
+  for (int r = 0; r < 4; ++r) {
+    const std::vector<std::int32_t> mine = r < 2 ? std::vector<std::int32_t>{0, 1} : std::vector<std::int32_t>{2, 3};
+    const std::vector<std::int32_t> other = r < 2 ? std::vector<std::int32_t>{2, 3} : std::vector<std::int32_t>{0, 1};
+    std::vector<Event> events;
+    if (records) events = {creator(Op::Comm_split, 0, 1), creator(Op::Intercomm_create, 1, 2)};
+    if (r == 0) events.push_back(on(ev(Op::Send, 3, 7, 10, 24), 2));
+    if (r == 3) events.push_back(on(ev(Op::Recv, 0, 7, 20, 24), 2));
+    t.push_back(rank(r, 4, std::move(events)));
+    t.back().comms.push_back({1, false, mine});
+    t.back().comms.push_back({2, true, other});
+  }
+  const std::vector<const RankTrace*> ptrs{&t[0], &t[1], &t[2], &t[3]};
+  const auto ids = global_comm_ids(ptrs);
+  for (int r = 1; r < 4; ++r) CHECK(ids[r][2] == ids[0][2]);
+  CHECK(ids[0][1] == ids[1][1]);
+  CHECK(ids[2][1] == ids[3][1]);
+  CHECK(ids[0][1] != ids[2][1]);
+  for (int r = 0; r < 4; ++r) CHECK(ids[r][1] != ids[0][2]);
+
+  const Matching m = match_messages(ptrs);
+  CHECK(m.unmatched.empty());
+  REQUIRE(m.messages.size() == 1);
+  CHECK(m.messages[0].src == 0);
+  CHECK(m.messages[0].dst == 3);
+  CHECK(m.messages[0].send_event == (records ? 2u : 0u));
+  CHECK(m.messages[0].recv_event == (records ? 2u : 0u));
+  CHECK(m.messages[0].bytes == 24);
+  CHECK(m.messages[0].tag == 7);
+  CHECK(m.messages[0].comm == ids[0][2]);
+
+  // The same receive on rank 3's own group communicator is another channel.
+  t[3].events.back().comm = 1;
+  CHECK(match_messages(ptrs).unmatched.size() == 2);
+}
+
+TEST_CASE("at 2 ranks an intercommunicator never shares an id with a split communicator", "[matching][inter]") {
+  // comms.c at 2 ranks: Comm_split(world, w%2) -> {w} (id 1), Intercomm_create -> remote {1-w}
+  // (id 2). Rank 1's intercommunicator lists {0}, as rank 0's split communicator does.
+  const bool records = GENERATE(true, false);
+  INFO((records ? "with the creator records" : "without creator records"));
+  std::vector<RankTrace> t;
+  for (int r = 0; r < 2; ++r) {
+    std::vector<Event> events;
+    if (records) events = {creator(Op::Comm_split, 0, 1), creator(Op::Intercomm_create, 1, 2)};
+    t.push_back(rank(r, 2, std::move(events)));
+    t.back().comms.push_back({1, false, {r}});
+    t.back().comms.push_back({2, true, {1 - r}});
+  }
+  // A message each way over the intercommunicator.
+  t[0].events.push_back(on(ev(Op::Send, 1, 3, 10), 2));
+  t[0].events.push_back(on(ev(Op::Recv, 1, 4, 30), 2));
+  t[1].events.push_back(on(ev(Op::Recv, 0, 3, 20), 2));
+  t[1].events.push_back(on(ev(Op::Send, 0, 4, 25), 2));
+  const std::vector<const RankTrace*> ptrs{&t[0], &t[1]};
+  const auto ids = global_comm_ids(ptrs);
+  CHECK(ids[0][2] == ids[1][2]);
+  CHECK(ids[0][1] != ids[1][1]);
+  CHECK(ids[1][2] != ids[0][1]);
+  CHECK(ids[0][2] != ids[1][1]);
+  const Matching m = match_messages(ptrs);
+  CHECK(m.unmatched.empty());
+  CHECK(m.messages.size() == 2);
+}
+
+TEST_CASE("two groups joined to one third group are told apart", "[matching][inter]") {
+  // Ranks 0 and 1 (each a group of its own) each make an intercommunicator with rank 2, which so
+  // has two (ids 2 and 3), then rank 0 and rank 2 duplicate theirs (id 3 on rank 0, 4 on rank 2).
+  // Ranks 0 and 1 both list remote group {2}: only the local groups tell them apart.
+  const bool records = GENERATE(true, false);
+  INFO((records ? "with the creator records" : "without creator records"));
+  std::vector<RankTrace> t;
+  for (int r = 0; r < 3; ++r) {
+    t.push_back(rank(r, 3, {}));
+    t.back().comms.push_back({1, false, {r}});
+  }
+  t[0].comms.push_back({2, true, {2}});
+  t[0].comms.push_back({3, true, {2}});
+  t[1].comms.push_back({2, true, {2}});
+  t[2].comms.push_back({2, true, {0}});
+  t[2].comms.push_back({3, true, {1}});
+  t[2].comms.push_back({4, true, {0}});
+  if (records) {
+    for (auto& r : t) r.events = {creator(Op::Comm_split, 0, 1), creator(Op::Intercomm_create, 1, 2)};
+    t[2].events.push_back(creator(Op::Intercomm_create, 1, 3));
+    t[0].events.push_back(creator(Op::Comm_dup, 2, 3));
+    t[2].events.push_back(creator(Op::Comm_dup, 2, 4));
+  }
+  const auto ids = global_comm_ids(std::vector<const RankTrace*>{&t[0], &t[1], &t[2]});
+  CHECK(ids[0][2] == ids[2][2]);
+  CHECK(ids[1][2] == ids[2][3]);
+  CHECK(ids[0][3] == ids[2][4]);
+  CHECK(ids[0][2] != ids[1][2]);
+  CHECK(ids[0][2] != ids[0][3]);
+}
+
+TEST_CASE("an intercommunicator whose local group cannot be told matches nothing", "[matching][inter]") {
+  // No creator records, and rank 0's local group could be {0} or {0,1}: rank 2 has an
+  // intercommunicator with each, and rank 0 one with remote group {2} for each. Rank 0's two get
+  // ids of their own rather than a guess that might pair a message with the wrong communicator.
+  std::vector<RankTrace> t;
+  for (int r = 0; r < 3; ++r) t.push_back(rank(r, 3, {}));
+  t[0].comms.push_back({1, true, {2}});
+  t[0].comms.push_back({2, true, {2}});
+  t[1].comms.push_back({1, true, {2}});
+  t[2].comms.push_back({1, true, {0}});
+  t[2].comms.push_back({2, true, {0, 1}});
+  t[0].events.push_back(on(ev(Op::Send, 2, 0, 10), 2));
+  t[2].events.push_back(on(ev(Op::Recv, 0, 0, 20), 2));
+  const std::vector<const RankTrace*> ptrs{&t[0], &t[1], &t[2]};
+  const auto ids = global_comm_ids(ptrs);
+  CHECK(ids[0][1] != ids[0][2]);
+  for (int r = 1; r < 3; ++r)
+    for (std::size_t id = 1; id < ids[r].size(); ++id) {
+      CHECK(ids[r][id] != ids[0][1]);
+      CHECK(ids[r][id] != ids[0][2]);
+    }
+  // Rank 1's and rank 2's {0,1}-{2} intercommunicator is consistent on both sides: it pairs.
+  CHECK(ids[1][1] == ids[2][2]);
+  CHECK(match_messages(ptrs).unmatched.size() == 2);
 }
 
 TEST_CASE("the timeline applies each rank's tick rate, offset and drift", "[timeline]") {

@@ -511,6 +511,29 @@ TEST_CASE("collectives on split communicators are separate instances", "[replay]
   CHECK(res.collective_waits.size() == 4);
 }
 
+TEST_CASE("a collective on an intercommunicator keeps its recorded times", "[replay][inter]") {
+  // Groups {0, 1} and {2, 3} joined by an intercommunicator (local id 1, listing the other group):
+  // its members now share one global id, but the models have no algorithm for intercommunicator
+  // collectives, so the Barrier keeps its recorded 28 us on every rank.
+  std::vector<RankTrace> t;
+  for (int r = 0; r < 4; ++r) {
+    Event b = ev(Op::Barrier, 2, 30);
+    b.comm = 1;
+    t.push_back(make_rank(r, 4, {ev(Op::Init, 0, 1), b, ev(Op::Finalize, 30, 31)}));
+    t.back().comms.push_back({1, true, r < 2 ? std::vector<std::int32_t>{2, 3} : std::vector<std::int32_t>{0, 1}});
+  }
+  const Run run(std::move(t));
+  const auto ids = global_comm_ids(run.ptrs);
+  for (int r = 1; r < 4; ++r) REQUIRE(ids[r][1] == ids[0][1]);
+  const ReplayResult res = run.loggps(machine());
+  CHECK(res.collective_algorithms.empty());
+  CHECK(res.collective_waits.empty());
+  for (int r = 0; r < 4; ++r) CHECK(res.finish_s[r] == Approx(29 * us));
+  bool noted = false;
+  for (const auto& n : res.notes) noted |= n.rfind("4 collective calls kept their recorded duration", 0) == 0;
+  CHECK(noted);
+}
+
 TEST_CASE("a rank recorded by two threads is replayed in order of call entry", "[replay]") {
   // Thread 0's frame (Init, Comm_dup at 5-6, Finalize at 20) was written before thread 1's
   // (Comm_free at 10-12): in order of entry the computation is 4 + 4 + 8 and the calls keep their
