@@ -250,6 +250,23 @@ inline json parse_json(const std::string& text) {
   return {};
 }
 
+// An environment in which mstep finds no default parameter file (for report and whatif).
+inline Env no_default_params(const fs::path& home) { return {{"HOME", home.string()}, {"MSTEP_PARAMS", ""}}; }
+
+// mstep COMMAND DIR ARGS... --format json: exit 0, nothing on stderr, a JSON object.
+inline json mstep_json(const std::string& command, const fs::path& dir, const std::vector<std::string>& args,
+                       const Env& env) {
+  std::vector<std::string> argv{kMstep, command, dir.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--format", "json"});
+  const Result r = run(argv, env);
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  json j = parse_json(r.out);
+  REQUIRE(j.is_object());
+  return j;
+}
+
 struct Stats {
   Result r;
   json j;

@@ -8,19 +8,8 @@ using namespace mstep_it;
 
 namespace {
 
-// An environment in which mstep finds no default parameter file.
-Env no_default_params(const fs::path& home) { return {{"HOME", home.string()}, {"MSTEP_PARAMS", ""}}; }
-
 json whatif_json(const fs::path& dir, const std::vector<std::string>& args, const Env& env) {
-  std::vector<std::string> argv{kMstep, "whatif", dir.string()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {"--format", "json"});
-  const Result r = run(argv, env);
-  CHECK(r.code == 0);
-  CHECK(r.err.empty());
-  json j = parse_json(r.out);
-  REQUIRE(j.is_object());
-  return j;
+  return mstep_json("whatif", dir, args, env);
 }
 
 }  // namespace
