@@ -80,6 +80,7 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
     const ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
     loggp_result = result("LogGP", rep.actual_s, loggp.predicted_s);
     loggps_result = result("LogGPS", rep.actual_s, loggps.predicted_s);
+    rep.loggps_rank_s = loggps.finish_s;
     rep.collective_algorithms = loggps.collective_algorithms;
     for (const auto& n : loggps.notes) rep.notes.push_back("LogGPS replay: " + n);
     add_machine_terms(aligned, loggps.machine_charges);

@@ -46,6 +46,7 @@ struct Report {
   bool complete = false;
   double actual_s = 0;                 // slowest rank, MPI_Init exit to MPI_Finalize entry
   std::vector<double> rank_actual_s;
+  std::vector<double> loggps_rank_s;   // per rank: LogGPS-predicted finish; empty without LogGPS
   std::vector<ModelResult> models;     // MPM, BSPWB, LogGP, LogGPS, linear
   std::vector<StepRow> steps;          // every rank's every step
   std::array<FunctionTime, kOpCount> mpi{};  // all ranks

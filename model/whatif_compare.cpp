@@ -6,7 +6,6 @@
 #include <tuple>
 
 #include "model/matching.hpp"
-#include "model/replay.hpp"
 #include "model/report.hpp"
 #include "model/timeline.hpp"
 #include "model/whatif.hpp"
@@ -55,32 +54,24 @@ WhatIfResult compare_whatif(const TraceDir& trace, const CalibrationParams& base
     out.models.push_back(std::move(m));
   }
 
-  std::vector<const RankTrace*> ranks;
-  for (const auto& r : trace.ranks) ranks.push_back(r ? &*r : nullptr);
-  const Timeline timeline(ranks);
-  const Matching matching = match_messages(ranks);
-
-  // Per rank: the replay build_report runs for its LogGPS total, with the same inputs.
-  if (baseline.loggps && whatif.loggps) {
-    const ReplayInput input{ranks, matching, timeline};
-    const ReplayResult b = replay_loggps(input, *baseline.loggps, baseline.cold.value_or(ColdStart{}));
-    const ReplayResult w = replay_loggps(input, *whatif.loggps, whatif.cold.value_or(ColdStart{}));
-    for (std::size_t r = 0; r < b.finish_s.size() && r < w.finish_s.size(); ++r) {
-      if (!ranks[r]) continue;
-      out.per_rank.push_back({static_cast<std::int32_t>(r), r < b.actual_finish_s.size() ? b.actual_finish_s[r] : 0,
-                              b.finish_s[r], w.finish_s[r]});
-    }
+  // Per rank: the LogGPS replays build_report ran for its totals.
+  for (std::size_t r = 0; r < base.loggps_rank_s.size() && r < what.loggps_rank_s.size(); ++r) {
+    if (!trace.ranks[r]) continue;
+    out.per_rank.push_back({static_cast<std::int32_t>(r), r < base.rank_actual_s.size() ? base.rank_actual_s[r] : 0,
+                            base.loggps_rank_s[r], what.loggps_rank_s[r]});
   }
 
-  // Waits: which sends are synchronous follows the baseline's S for both (see SiteComparison).
+  // Waits: the baseline's are the report's; the what-if's keep the baseline's S for which sends
+  // are synchronous (see SiteComparison), so they are measured again with only LogGPS changed.
+  std::vector<const RankTrace*> ranks;
+  for (const auto& r : trace.ranks) ranks.push_back(r ? &*r : nullptr);
   WaitOptions options;
   if (baseline.loggps) options.rendezvous_bytes = baseline.loggps->S;
-  options.loggps = baseline.loggps;
-  const std::vector<WaitSite> base_sites = measure_waits(ranks, matching, timeline, options);
   options.loggps = whatif.loggps;
   std::map<SiteKey, double> what_predicted;
-  for (const WaitSite& w : measure_waits(ranks, matching, timeline, options)) what_predicted[key_of(w)] = w.predicted_wait_s;
-  for (const WaitSite& b : base_sites) {
+  for (const WaitSite& w : measure_waits(ranks, match_messages(ranks), Timeline(ranks), options))
+    what_predicted[key_of(w)] = w.predicted_wait_s;
+  for (const WaitSite& b : base.waits) {
     const auto w = what_predicted.find(key_of(b));
     out.sites.push_back({b, w != what_predicted.end() ? w->second : std::numeric_limits<double>::quiet_NaN()});
   }
