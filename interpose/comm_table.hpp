@@ -2,7 +2,7 @@
 // partner in the trace is a world rank. The wrapped creators (wrappers_env.cpp) register a new
 // communicator when MPI returns it: creation is collective, so every member registers it at the same
 // point of its sequence of creations, which is what lets the reader pair the members' ids
-// (model/comm_ids.hpp, global_comm_ids). MPI_Comm_idup's communicator is registered at the call
+// (model/trace/comm_ids.hpp, global_comm_ids). MPI_Comm_idup's communicator is registered at the call
 // (a duplicate has its parent's members) and its handle bound when the request completes.
 // Communicators from calls mstep does not wrap (MPI_Comm_spawn, ...) are registered on first use.
 #pragma once

@@ -9,10 +9,10 @@
 #include <fstream>
 #include <string>
 
-#include "model/matching.hpp"
-#include "model/replay.hpp"
-#include "model/synthetic.hpp"
-#include "model/timeline.hpp"
+#include "model/trace/matching.hpp"
+#include "model/replay/replay.hpp"
+#include "model/trace/synthetic.hpp"
+#include "model/trace/timeline.hpp"
 
 namespace {
 

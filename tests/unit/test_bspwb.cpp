@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/bspwb.hpp"
-#include "model/step_alignment.hpp"
+#include "model/cost/bspwb.hpp"
+#include "model/trace/step_alignment.hpp"
 
 using namespace mstep::model;
 

@@ -1,12 +1,12 @@
-// The cold start of a pair (model/cold_start.hpp): the fit on synthetic round trips with a known
+// The cold start of a pair (model/params/cold_start.hpp): the fit on synthetic round trips with a known
 // cold prefix and noise, and the parameter file's "cold" object.
 #include <catch2/catch.hpp>
 
 #include <random>
 #include <vector>
 
-#include "model/cold_start.hpp"
-#include "model/params.hpp"
+#include "model/params/cold_start.hpp"
+#include "model/params/params.hpp"
 
 using namespace mstep::model;
 

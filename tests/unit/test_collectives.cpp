@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/collectives.hpp"
+#include "model/cost/collectives.hpp"
 
 using namespace mstep::model;
 

@@ -1,5 +1,5 @@
-// Calibration fits (model/fit.hpp) on synthetic timings with known parameters and noise, and the
-// parameter file (model/params.hpp): round trip and one-line errors.
+// Calibration fits (model/params/fit.hpp) on synthetic timings with known parameters and noise, and the
+// parameter file (model/params/params.hpp): round trip and one-line errors.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "model/fit.hpp"
-#include "model/params.hpp"
+#include "model/params/fit.hpp"
+#include "model/params/params.hpp"
 
 using namespace mstep::model;
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/linear.hpp"
+#include "model/cost/linear.hpp"
 
 using namespace mstep::model;
 

@@ -3,7 +3,7 @@
 // (microseconds and microseconds per byte), s = 100 B, S = 1000 B.
 #include <catch2/catch.hpp>
 
-#include "model/loggps.hpp"
+#include "model/cost/loggps.hpp"
 
 using namespace mstep::model;
 

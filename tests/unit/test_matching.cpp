@@ -1,8 +1,8 @@
 // Send/receive matching and the common timeline, on hand-made traces.
 #include <catch2/catch.hpp>
 
-#include "model/matching.hpp"
-#include "model/timeline.hpp"
+#include "model/trace/matching.hpp"
+#include "model/trace/timeline.hpp"
 
 using namespace mstep;
 

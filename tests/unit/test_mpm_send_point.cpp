@@ -1,12 +1,12 @@
 // Send points from recorded traces (1 tick = 1 ns): step alignment gives every partner the
 // computation of its sender's step before the message left (Partner::w_send) and every step its
-// first send's (StepRecord::w_send), and MPM uses them (model/bspwb.hpp).
+// first send's (StepRecord::w_send), and MPM uses them (model/cost/bspwb.hpp).
 #include <catch2/catch.hpp>
 
 #include "tests/unit/trace_builders.hpp"
 
-#include "model/bspwb.hpp"
-#include "model/step_alignment.hpp"
+#include "model/cost/bspwb.hpp"
+#include "model/trace/step_alignment.hpp"
 
 using namespace mstep;
 using namespace mstep::model;

@@ -1,4 +1,4 @@
-// The event-driven replay (model/replay.hpp) on hand-made traces, with every expected value
+// The event-driven replay (model/replay/replay.hpp) on hand-made traces, with every expected value
 // worked out by hand from MODELS.md section 3 in the comments. Clock ticks are nanoseconds and
 // every rank's clock is rank 0's, so a record's times are its times on the common timeline.
 // Times in the comments are microseconds.
@@ -11,12 +11,12 @@
 #include <set>
 #include <tuple>
 
-#include "model/collectives.hpp"
-#include "model/matching.hpp"
-#include "model/replay.hpp"
-#include "model/replay_collectives.hpp"
-#include "model/synthetic.hpp"
-#include "model/timeline.hpp"
+#include "model/cost/collectives.hpp"
+#include "model/trace/matching.hpp"
+#include "model/replay/replay.hpp"
+#include "model/replay/replay_collectives.hpp"
+#include "model/trace/synthetic.hpp"
+#include "model/trace/timeline.hpp"
 
 using namespace mstep;
 using namespace mstep::model;

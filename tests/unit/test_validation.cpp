@@ -1,4 +1,4 @@
-// The numbers of `mstep validate` (model/validation): medians, the per-model summary, which runs
+// The numbers of `mstep validate` (model/analysis/validation): medians, the per-model summary, which runs
 // cross S, the goal verdicts and the tables, on hand-made rows.
 #include <catch2/catch.hpp>
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "model/validation.hpp"
+#include "model/analysis/validation.hpp"
 
 using namespace mstep;
 using namespace mstep::model;

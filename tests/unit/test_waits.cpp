@@ -3,8 +3,8 @@
 
 #include "tests/unit/trace_builders.hpp"
 
-#include "model/step_alignment.hpp"
-#include "model/waits.hpp"
+#include "model/trace/step_alignment.hpp"
+#include "model/analysis/waits.hpp"
 
 using namespace mstep;
 using namespace mstep::model;

@@ -1,4 +1,4 @@
-// What-if edits of the parameters (model/whatif.hpp), with every expected value worked out by
+// What-if edits of the parameters (model/analysis/whatif.hpp), with every expected value worked out by
 // hand; and what the replays make of them on hand-built two-rank traces (1 tick = 1 ns; times
 // in the comments are microseconds).
 #include <catch2/catch.hpp>
@@ -7,10 +7,10 @@
 
 #include "tests/unit/trace_builders.hpp"
 
-#include "model/matching.hpp"
-#include "model/replay.hpp"
-#include "model/timeline.hpp"
-#include "model/whatif.hpp"
+#include "model/trace/matching.hpp"
+#include "model/replay/replay.hpp"
+#include "model/trace/timeline.hpp"
+#include "model/analysis/whatif.hpp"
 
 using namespace mstep;
 using namespace mstep::model;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "model/fit.hpp"
+#include "model/params/fit.hpp"
 
 namespace mstep::calib {
 namespace {

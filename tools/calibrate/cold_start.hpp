@@ -1,4 +1,4 @@
-// The cold start of a fresh pair (model/cold_start.hpp): before any other traffic between the
+// The cold start of a fresh pair (model/params/cold_start.hpp): before any other traffic between the
 // two ranks, the first rank sends `count` messages of `bytes` bytes, each answered by an empty
 // one, and times each round trip and each MPI_Send. It must run first: everything after it
 // finds the channel warm.

@@ -14,8 +14,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "model/fit.hpp"
-#include "model/params.hpp"
+#include "model/params/fit.hpp"
+#include "model/params/params.hpp"
 #include "tools/calibrate/mpi_util.hpp"
 #include "tools/calibrate/cold_start.hpp"
 #include "tools/calibrate/patterns.hpp"

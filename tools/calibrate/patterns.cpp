@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "model/collectives.hpp"
+#include "model/cost/collectives.hpp"
 
 namespace mstep::calib {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/fit.hpp"
+#include "model/params/fit.hpp"
 #include "tools/calibrate/mpi_util.hpp"
 
 namespace mstep::calib {

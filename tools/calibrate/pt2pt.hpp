@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "model/fit.hpp"
-#include "model/params.hpp"
+#include "model/params/fit.hpp"
+#include "model/params/params.hpp"
 #include "tools/calibrate/mpi_util.hpp"
 
 namespace mstep::calib {

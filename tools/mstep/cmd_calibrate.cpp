@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "model/params.hpp"
+#include "model/params/params.hpp"
 #include "tools/mstep/commands.hpp"
 
 namespace mstep::cli {

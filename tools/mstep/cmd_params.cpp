@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "model/params.hpp"
+#include "model/params/params.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
 

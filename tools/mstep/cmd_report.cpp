@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/report.hpp"
+#include "model/analysis/report.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"

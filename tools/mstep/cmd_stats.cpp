@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/trace_dir.hpp"
+#include "model/trace/trace_dir.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
 

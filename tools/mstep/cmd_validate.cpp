@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/report.hpp"
-#include "model/validation.hpp"
+#include "model/analysis/report.hpp"
+#include "model/analysis/validation.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/validate_suite.hpp"
 

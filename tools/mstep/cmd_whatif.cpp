@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/whatif.hpp"
+#include "model/analysis/whatif.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"

@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "model/trace_dir.hpp"
+#include "model/trace/trace_dir.hpp"
 
 namespace mstep::cli {
 

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "model/trace_dir.hpp"
-#include "model/waits.hpp"
+#include "model/trace/trace_dir.hpp"
+#include "model/analysis/waits.hpp"
 #include "tools/symbols/symbolizer.hpp"
 
 namespace mstep::cli {

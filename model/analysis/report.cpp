@@ -1,0 +1,152 @@
+#include "model/analysis/report.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "model/trace/matching.hpp"
+#include "model/replay/replay.hpp"
+#include "model/trace/step_alignment.hpp"
+#include "model/trace/timeline.hpp"
+
+namespace mstep::model {
+namespace {
+
+constexpr std::size_t kMaxUnmatchedShown = 10;
+
+ModelResult result(std::string name, double actual, double predicted) {
+  ModelResult m;
+  m.name = std::move(name);
+  m.available = true;
+  m.predicted_s = predicted;
+  m.error_pct = error_pct(actual, predicted);
+  return m;
+}
+
+ModelResult missing(std::string name, std::string note) {
+  ModelResult m;
+  m.name = std::move(name);
+  m.note = std::move(note);
+  return m;
+}
+
+}  // namespace
+
+Report build_report(const TraceDir& trace, const CalibrationParams* params) {
+  Report rep;
+  rep.trace = trace.path;
+  rep.ranks = static_cast<int>(trace.ranks.size());
+  rep.complete = trace.meta.complete && trace.ok();
+  rep.problems = trace.problems;
+
+  std::vector<const RankTrace*> ranks;
+  for (const auto& r : trace.ranks) ranks.push_back(r ? &*r : nullptr);
+  const Timeline timeline(ranks);
+  const Matching matching = match_messages(ranks);
+  rep.messages = matching.messages.size();
+  for (std::size_t i = 0; i < matching.unmatched.size() && i < kMaxUnmatchedShown; ++i)
+    rep.problems.push_back(matching.unmatched[i].what);
+  if (matching.unmatched.size() > kMaxUnmatchedShown)
+    rep.problems.push_back(fmt::format("{} more unmatched messages", matching.unmatched.size() - kMaxUnmatchedShown));
+
+  // Time in MPI per function.
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (!ranks[r]) continue;
+    for (const Event& e : ranks[r]->events) {
+      FunctionTime& f = rep.mpi[static_cast<std::size_t>(e.op)];
+      f.bytes += e.send_bytes + e.recv_bytes;
+      if (e.continuation()) continue;
+      const double d = timeline.duration(static_cast<int>(r), e.t_exit - e.t_enter);
+      ++f.calls;
+      f.seconds += d;
+      // MPI_Init and MPI_Finalize lie outside the run time (Init exit to Finalize entry).
+      if (e.op == Op::ToolFlush) rep.tool_s += d;
+      else if (e.op != Op::Init && e.op != Op::Init_thread && e.op != Op::Finalize) rep.mpi_s += d;
+    }
+  }
+
+  AlignedSteps aligned = align_steps(ranks, matching, timeline);
+  rep.actual_s = aligned.actual_s;
+  rep.rank_actual_s = aligned.rank_actual_s;
+
+  // The event-driven replays of every rank's recorded sequence. The LogGPS replay goes first:
+  // the machine terms it charges (cold start, fresh buffers) are charged to the step models too.
+  const ReplayInput input{ranks, matching, timeline};
+  const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
+  std::optional<ModelResult> loggp_result, loggps_result, linear_result;
+  if (params && params->loggps) {
+    const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps), cold);
+    const ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
+    loggp_result = result("LogGP", rep.actual_s, loggp.predicted_s);
+    loggps_result = result("LogGPS", rep.actual_s, loggps.predicted_s);
+    rep.loggps_rank_s = loggps.finish_s;
+    rep.collective_algorithms = loggps.collective_algorithms;
+    for (const auto& n : loggps.notes) rep.notes.push_back("LogGPS replay: " + n);
+    add_machine_terms(aligned, loggps.machine_charges);
+    if (!loggps.machine_charges.empty())
+      rep.notes.push_back("MPM, BSPWB and linear: charged the same cold-start and fresh-buffer terms");
+  } else {
+    loggp_result = missing("LogGP", "needs the LogGPS parameters (L, o, g, G, s, S)");
+    loggps_result = missing("LogGPS", "needs the LogGPS parameters (L, o, g, G, s, S)");
+  }
+  if (params && params->linear)
+    linear_result = result("linear", rep.actual_s, replay_linear(input, params->linear->model, cold).predicted_s);
+  else
+    linear_result = missing("linear", "needs the linear parameters (T0, B)");
+
+  // MPM and BSPWB from the aligned steps.
+  std::optional<MpmPrediction> mpm_prediction;
+  if (params && params->mpm) {
+    const BspParams bsp = params->mpm->bsp();
+    try {
+      mpm_prediction = mpm(aligned.input, bsp);
+      rep.models.push_back(result("MPM", rep.actual_s, mpm_prediction->psi));
+    } catch (const std::exception& e) {
+      rep.models.push_back(missing("MPM", fmt::format("the steps could not be ordered: {}", e.what())));
+    }
+    rep.models.push_back(result("BSPWB", rep.actual_s, bspwb(aligned.input, bsp).total));
+  } else {
+    rep.models.push_back(missing("MPM", "needs mpm.g and mpm.L"));
+    rep.models.push_back(missing("BSPWB", "needs mpm.g and mpm.L"));
+  }
+  rep.models.push_back(std::move(*loggp_result));
+  rep.models.push_back(std::move(*loggps_result));
+  rep.models.push_back(std::move(*linear_result));
+
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const auto& steps = aligned.steps[r];
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      StepRow row;
+      row.rank = static_cast<std::int32_t>(r);
+      row.step = static_cast<std::uint32_t>(s + 1);
+      row.actual_end_s = aligned.actual_end_s[r][s];
+      row.mpm_end_s = mpm_prediction ? mpm_prediction->phi[r][s] : std::numeric_limits<double>::quiet_NaN();
+      row.error_pct = mpm_prediction && row.actual_end_s > 0 ? error_pct(row.actual_end_s, row.mpm_end_s)
+                                                             : std::numeric_limits<double>::quiet_NaN();
+      row.compute_s = timeline.duration(static_cast<int>(r), steps[s].compute);
+      row.mpi_s = timeline.duration(static_cast<int>(r), steps[s].mpi);
+      row.bytes_in = steps[s].bytes_in;
+      row.bytes_out = steps[s].bytes_out;
+      row.partners = steps[s].partners;
+      rep.steps.push_back(std::move(row));
+    }
+  }
+
+  WaitOptions options;
+  if (params && params->loggps) {
+    options.loggps = params->loggps;
+    options.rendezvous_bytes = params->loggps->S;
+  } else {
+    rep.notes.push_back(fmt::format(
+        "late-receiver waits assume rendezvous from {} bytes (MPICH ch4 shared memory); calibrate to measure S",
+        options.rendezvous_bytes));
+  }
+  rep.waits = measure_waits(ranks, matching, timeline, options);
+  if (!params)
+    rep.notes.push_back(fmt::format("no model parameters: run `mstep calibrate -o {}/params.json`, or pass --params FILE",
+                                    trace.path));
+  return rep;
+}
+
+}  // namespace mstep::model

@@ -1,0 +1,66 @@
+// What `mstep report` says about a run, as plain data: actual time, each model's prediction and
+// error, per-step actual against MPM, time in MPI per function, and the wait hotspots.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/params/params.hpp"
+#include "model/trace/trace_dir.hpp"
+#include "model/analysis/waits.hpp"
+
+namespace mstep::model {
+
+struct ModelResult {
+  std::string name;          // "MPM", "BSPWB", "LogGP", "LogGPS", "linear"
+  bool available = false;    // false: no parameters for it (see note)
+  double predicted_s = 0;
+  double error_pct = 0;      // 100 * (actual - predicted) / actual (formula 18), signed
+  std::string note;
+};
+
+struct StepRow {
+  std::int32_t rank = 0;
+  std::uint32_t step = 0;    // 1-based
+  double actual_end_s = 0;   // seconds after the earliest MPI_Init exit
+  double mpm_end_s = 0;      // Phi(s, rank); NaN without MPM parameters
+  double error_pct = 0;
+  double compute_s = 0;
+  double mpi_s = 0;
+  std::uint64_t bytes_in = 0;
+  std::uint64_t bytes_out = 0;
+  std::vector<std::int32_t> partners;  // Gamma(s, rank), world ranks
+};
+
+struct FunctionTime {
+  std::uint64_t calls = 0;
+  double seconds = 0;
+  std::uint64_t bytes = 0;  // sent plus received
+};
+
+struct Report {
+  std::string trace;
+  int ranks = 0;
+  bool complete = false;
+  double actual_s = 0;                 // slowest rank, MPI_Init exit to MPI_Finalize entry
+  std::vector<double> rank_actual_s;
+  std::vector<double> loggps_rank_s;   // per rank: LogGPS-predicted finish; empty without LogGPS
+  std::vector<ModelResult> models;     // MPM, BSPWB, LogGP, LogGPS, linear
+  std::vector<StepRow> steps;          // every rank's every step
+  std::array<FunctionTime, kOpCount> mpi{};  // all ranks
+  double mpi_s = 0;                    // all ranks, all functions
+  double tool_s = 0;                   // trace flushes
+  std::vector<WaitSite> waits;         // largest measured wait first
+  std::uint64_t messages = 0;          // matched point-to-point messages
+  std::vector<std::string> problems;   // the trace's, and unmatched messages
+  std::vector<std::string> notes;      // e.g. how to get parameters
+  std::vector<std::string> collective_algorithms;  // how the LogGPS replay decomposed collectives
+};
+
+// Builds the report of a loaded trace. `params` may be null: then only what needs no parameters
+// (actual times, measured waits) is filled, and a note says how to get parameters.
+Report build_report(const TraceDir& trace, const CalibrationParams* params);
+
+}  // namespace mstep::model

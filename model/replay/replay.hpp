@@ -1,0 +1,113 @@
+// Event-driven replay of a recorded run under a network model (LogGOPSim-like): every rank's
+// recorded sequence of MPI calls is replayed with the computation between calls taken from the
+// trace and each call's duration given by the model once its partners' times are known.
+//
+// Time. Each rank starts at its recorded MPI_Init exit on the common timeline (Timeline), so the
+// skew with which ranks leave MPI_Init is kept. finish_s[r] is the predicted time of rank r's
+// MPI_Finalize entry minus zero, and actual_finish_s[r] the recorded one, where zero is the
+// earliest MPI_Init exit of any rank (the convention of model/trace/step_alignment.hpp): "slowest rank,
+// MPI_Init exit to MPI_Finalize entry". A rank without MPI_Finalize (unfinished trace) ends with
+// its last record.
+//
+// Computation: the gap t_enter(k) - t_exit(k-1) between consecutive records of a rank; the
+// duration of mstep's own ToolFlush records is dropped (their gaps on both sides are kept).
+//
+// Point-to-point, with k the bytes, ts the predicted send start and tr the predicted receive post
+// (MODELS.md section 3; T1..T5 from model/cost/loggps.hpp):
+//   - sends: ts = max(call entry, previous send start of the rank + g);
+//   - eager send (k < S; Bsend/Ibsend always): Send returns at ts + T1; Isend likewise, and its
+//     Wait returns at once;
+//   - rendezvous send (k >= S; Ssend/Issend always): Send returns at ts + T4(ts,tr) + T5 + T1;
+//     Isend returns at ts + T1 and its Wait at max(entry, ts + T4 + T5 + T1);
+//   - receives: Recv, Irecv and Sendrecv's receive half post at their entry (Irecv costs nothing);
+//     the data is there at ts + T1 + T2 (eager) or ts + T4 + T5 + T1 + T2 (rendezvous), and the
+//     call completing it (Recv, or the Wait/Test of an Irecv) returns at max(entry, max(tr, data)
+//     + T3). A Test that completed a request is replayed like a Wait (the program's control flow
+//     is the recorded one);
+//   - predicted waits: receiver_wait_s (late sender) = LogGPS's max{...} term at the completing
+//     call's entry: max(0, ts + T1 + T2 - entry) eager, max(0, ts + o + L - entry) rendezvous;
+//     sender_wait_s (late receiver, rendezvous only) = max(0, tr - max(entry, ts + o + L)),
+//     which for a blocking send is (tr - ts) - (o + L).
+// Collectives are decomposed into point-to-point messages as MPICH 4.0 does by default
+// (model/replay/replay_collectives.hpp); the k-th collective on a communicator at each member is one
+// instance.
+//
+// Kept at their recorded duration (counted in recorded_calls): records whose partner is missing
+// or unmatched (a send never received, a rank without a trace), Test/Iprobe that found nothing,
+// Probe, communicator management, Wait/Test of requests mstep could not tie to a record,
+// collectives on intercommunicators or with a member missing. If the model deadlocks where the
+// recorded run did not (a send the model makes synchronous in a cycle of them), the blocked call
+// of the earliest blocked rank is resolved as eager, or with its recorded duration, and counted
+// in model_deadlocks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/rank_trace.hpp"
+#include "model/params/cold_start.hpp"
+#include "model/cost/linear.hpp"
+#include "model/cost/loggps.hpp"
+#include "model/trace/matching.hpp"
+#include "model/trace/timeline.hpp"
+
+namespace mstep::model {
+
+struct ReplayInput {
+  std::span<const RankTrace* const> ranks;  // index = world rank; null where unreadable
+  const Matching& matching;                 // match_messages() of the same ranks
+  const Timeline& timeline;                 // Timeline of the same ranks
+};
+
+// The predicted time one collective call spent waiting for the last member to arrive.
+struct CollectiveWait {
+  std::int32_t rank = 0;
+  std::uint32_t event = 0;  // index of the collective record in the rank's events
+  float wait_s = 0;
+};
+
+// Seconds of machine terms (ColdStart: cold start, fresh buffers) the replay charged to one
+// record, so that the step models can charge the same messages the same amounts.
+struct MachineCharge {
+  std::int32_t rank = 0;
+  std::uint32_t event = 0;  // index in the rank's events
+  double seconds = 0;
+};
+
+struct ReplayResult {
+  std::vector<double> finish_s;         // per rank: predicted MPI_Finalize entry - zero (see above)
+  double predicted_s = 0;               // max of finish_s
+  std::vector<double> actual_finish_s;  // per rank: recorded MPI_Finalize entry - zero
+  double actual_s = 0;                  // max of actual_finish_s
+  // Per matched message, parallel to matching.messages: predicted sender wait (late receiver,
+  // rendezvous only) and receiver wait (late sender). 0 where the message was not replayed.
+  std::vector<float> sender_wait_s, receiver_wait_s;
+  std::vector<CollectiveWait> collective_waits;  // one per decomposed collective call
+  // One line per (operation, algorithm, communicator size):
+  // "MPI_Bcast: binomial tree (MPICH default for 4 ranks, 8 bytes; 12 calls)".
+  std::vector<std::string> collective_algorithms;
+  std::uint64_t records = 0;          // event records replayed
+  std::uint64_t recorded_calls = 0;   // calls that kept their recorded duration
+  std::uint64_t model_deadlocks = 0;  // blocked calls resolved by the deadlock fallback
+  std::vector<std::string> notes;     // one line per approximation that applied
+  // Every cold-start and fresh-buffer charge, in no particular order; empty without a ColdStart.
+  // A message's cold start is charged to its send record (send) and its receive-completing
+  // record (recv), a fresh buffer to the receive-completing record; in a collective, to the
+  // collective record of the rank that paid it.
+  std::vector<MachineCharge> machine_charges;
+};
+
+// LogGPS; LogGP is LogGPS with p.S = kInfiniteBytes (see as_loggp). MPI_Ssend stays synchronous.
+// `cold`: the machine's cold start (model/params/cold_start.hpp), none by default.
+ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const ColdStart& cold = {});
+
+// The two-regime linear baseline T(n) = T0 + n/B, no protocol distinction: a send occupies its
+// rank for n/B (so consecutive sends queue on the bandwidth), the message is there T0 + n/B
+// after the send started, and the receive completes at max(entry, arrival). Nothing is
+// synchronous, not even MPI_Ssend. `cold`: the machine's cold start and fresh buffers, charged as
+// in the LogGPS replay (they are the machine's, not a protocol model's).
+ReplayResult replay_linear(const ReplayInput& in, const TwoRegimeLinearModel& model, const ColdStart& cold = {});
+
+}  // namespace mstep::model

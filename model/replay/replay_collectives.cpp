@@ -1,0 +1,521 @@
+#include "model/replay/replay_collectives.hpp"
+
+#include <algorithm>
+#include <bit>
+
+namespace mstep::model {
+namespace {
+
+std::uint32_t ceil_log2(std::uint32_t n) {
+  std::uint32_t k = 0;
+  while ((std::uint64_t{1} << k) < n) ++k;
+  return k;
+}
+
+std::uint32_t floor_pow2(std::uint32_t n) { return n == 0 ? 0 : std::bit_floor(n); }
+
+std::uint32_t log2_of(std::uint64_t pow2) { return static_cast<std::uint32_t>(std::countr_zero(pow2)); }
+
+// Appends ops and closes steps; never allocates.
+struct Writer {
+  CollOp* ops;
+  std::uint32_t* step_end;
+  std::uint32_t n;
+  std::uint32_t nops = 0;
+  std::uint32_t nsteps = 0;
+
+  void send(std::uint32_t round, std::uint32_t x, std::uint32_t peer, std::uint64_t bytes) {
+    ops[nops++] = CollOp{round * n + x, peer, bytes, true};
+  }
+  void recv(std::uint32_t round, std::uint32_t x, std::uint32_t peer, std::uint64_t bytes) {
+    ops[nops++] = CollOp{round * n + x, peer, bytes, false};
+  }
+  // MPIC_Sendrecv: receive from `from` and send to `to` in one step (x = the sender's rank).
+  void exchange(std::uint32_t round, std::uint32_t me, std::uint32_t from, std::uint64_t in_bytes,
+                std::uint32_t to, std::uint64_t out_bytes) {
+    recv(round, from, from, in_bytes);
+    send(round, me, to, out_bytes);
+    step();
+  }
+  void step() {
+    if (nops > (nsteps ? step_end[nsteps - 1] : 0)) step_end[nsteps++] = nops;
+  }
+};
+
+// Bytes of blocks [first, first + count) of an m-byte buffer cut into blocks of `ss` bytes.
+std::uint64_t block_range(std::uint64_t m, std::uint64_t ss, std::uint64_t first, std::uint64_t count) {
+  const std::uint64_t lo = first * ss;
+  if (lo >= m) return 0;
+  return std::min(m, (first + count) * ss) - lo;
+}
+
+// Number of j in [0, n) with bit p set (Bruck's alltoall sends those blocks in round log2 p).
+std::uint64_t blocks_with_bit(std::uint64_t n, std::uint64_t p) {
+  const std::uint64_t full = (n / (2 * p)) * p;
+  const std::uint64_t tail = n % (2 * p);
+  return full + (tail > p ? tail - p : 0);
+}
+
+void bcast_binomial(Writer& w, std::uint32_t n, std::uint32_t rel, std::uint32_t root, std::uint64_t m) {
+  auto abs = [&](std::uint64_t r) { return static_cast<std::uint32_t>((r + root) % n); };
+  std::uint64_t mask = 1;
+  while (mask < n) {
+    if (rel & mask) {
+      w.recv(log2_of(mask), rel - static_cast<std::uint32_t>(mask), abs(rel - mask), m);
+      w.step();
+      break;
+    }
+    mask <<= 1;
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (rel + mask < n) {
+      w.send(log2_of(mask), rel, abs(rel + mask), m);
+      w.step();
+    }
+  }
+}
+
+// MPII_Scatter_for_bcast: binomial scatter of ceil(m/n)-byte blocks, then an allgather.
+void bcast_scatter_allgather(Writer& w, std::uint32_t n, std::uint32_t me, std::uint32_t root, std::uint64_t m,
+                             bool ring) {
+  auto abs = [&](std::uint64_t r) { return static_cast<std::uint32_t>((r + root) % n); };
+  const std::uint32_t rel = (me + n - root) % n;
+  const std::uint64_t ss = (m + n - 1) / n;
+  const std::uint32_t K = ceil_log2(n);
+  std::uint64_t mask = 1;
+  while (mask < n) {
+    if (rel & mask) {
+      const std::uint64_t got = block_range(m, ss, rel, mask);
+      if (got > 0) {
+        w.recv(log2_of(mask), rel - static_cast<std::uint32_t>(mask), abs(rel - mask), got);
+        w.step();
+      }
+      break;
+    }
+    mask <<= 1;
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    const std::uint64_t child = rel + mask;
+    if (child < n && block_range(m, ss, child, mask) > 0) {
+      w.send(log2_of(mask), rel, abs(child), block_range(m, ss, child, mask));
+      w.step();
+    }
+  }
+  if (!ring) {  // recursive doubling over relative ranks (n is a power of two here)
+    for (std::uint32_t i = 0; (std::uint64_t{1} << i) < n; ++i) {
+      const std::uint32_t bit = 1u << i;
+      const std::uint32_t dst = rel ^ bit;
+      const std::uint64_t mine = block_range(m, ss, (rel >> i) << i, bit);
+      const std::uint64_t theirs = block_range(m, ss, (dst >> i) << i, bit);
+      w.recv(K + i, dst, abs(dst), theirs);
+      w.send(K + i, rel, abs(dst), mine);
+      w.step();
+    }
+    return;
+  }
+  const std::uint32_t left = (me + n - 1) % n, right = (me + 1) % n;
+  std::uint32_t j = me, jnext = left;
+  for (std::uint32_t i = 1; i < n; ++i) {
+    w.exchange(K + i - 1, me, left, block_range(m, ss, (jnext + n - root) % n, 1), right,
+               block_range(m, ss, (j + n - root) % n, 1));
+    j = jnext;
+    jnext = (jnext + n - 1) % n;
+  }
+}
+
+// The pre- and post-steps that fold the rem = n - pof2 extra ranks in (recursive doubling and
+// Rabenseifner). `odd_sends`: MPICH's Reduce pairs them the other way round from Allreduce.
+std::int64_t fold_in(Writer& w, std::uint32_t n, std::uint32_t me, std::uint64_t bytes, bool odd_sends) {
+  const std::uint32_t rem = n - floor_pow2(n);
+  if (me >= 2 * rem) return static_cast<std::int64_t>(me - rem);
+  const bool sender = odd_sends ? (me % 2 != 0) : (me % 2 == 0);
+  if (sender) {
+    w.send(0, me, odd_sends ? me - 1 : me + 1, bytes);
+    w.step();
+    return -1;
+  }
+  const std::uint32_t from = odd_sends ? me + 1 : me - 1;
+  w.recv(0, from, from, bytes);
+  w.step();
+  return me / 2;
+}
+
+void allreduce(Writer& w, std::uint32_t n, std::uint32_t me, std::uint64_t m, bool rabenseifner) {
+  const std::uint32_t pof2 = floor_pow2(n), rem = n - pof2, K2 = log2_of(pof2);
+  const std::int64_t newrank = fold_in(w, n, me, m, false);
+  auto real = [&](std::uint32_t nr) { return nr < rem ? nr * 2 + 1 : nr + rem; };
+  std::uint32_t round = 1;
+  if (newrank >= 0) {
+    const auto nr = static_cast<std::uint32_t>(newrank);
+    if (!rabenseifner) {
+      for (std::uint32_t mask = 1; mask < pof2; mask <<= 1, ++round) {
+        const std::uint32_t dst = real(nr ^ mask);
+        w.exchange(round, me, dst, m, dst, m);
+      }
+    } else {
+      for (std::uint32_t mask = 1; mask < pof2; mask <<= 1, ++round) {  // reduce-scatter, halving
+        const std::uint32_t dst = real(nr ^ mask);
+        w.exchange(round, me, dst, m / (2 * mask), dst, m / (2 * mask));
+      }
+      for (std::uint32_t mask = pof2 >> 1; mask > 0; mask >>= 1, ++round) {  // allgather, doubling
+        const std::uint32_t dst = real(nr ^ mask);
+        w.exchange(round, me, dst, m / (2 * mask), dst, m / (2 * mask));
+      }
+    }
+  }
+  round = rabenseifner ? 1 + 2 * K2 : 1 + K2;
+  if (me < 2 * rem) {
+    if (me % 2) w.send(round, me, me - 1, m);
+    else w.recv(round, me + 1, me + 1, m);
+    w.step();
+  }
+}
+
+void reduce_scatter_gather(Writer& w, std::uint32_t n, std::uint32_t me, std::uint32_t root, std::uint64_t m) {
+  const std::uint32_t pof2 = floor_pow2(n), rem = n - pof2, K2 = log2_of(pof2);
+  const std::int64_t newrank = fold_in(w, n, me, m, true);
+  auto real = [&](std::uint32_t nr) { return nr < rem ? nr * 2 : nr + rem; };
+  const std::uint32_t newroot = root < 2 * rem ? root / 2 : root - rem;
+  if (newrank >= 0) {
+    const auto nr = static_cast<std::uint32_t>(newrank);
+    std::uint32_t round = 1;
+    for (std::uint32_t mask = 1; mask < pof2; mask <<= 1, ++round) {
+      const std::uint32_t dst = real(nr ^ mask);
+      w.exchange(round, me, dst, m / (2 * mask), dst, m / (2 * mask));
+    }
+    // Binomial gather of the pieces to newroot, partners in the order the halving used.
+    const std::uint32_t rel = nr ^ newroot;
+    for (std::uint32_t j = 0; j < K2; ++j, ++round) {
+      const std::uint32_t mask = pof2 >> (j + 1);
+      const std::uint64_t bytes = (m << j) / pof2;
+      const std::uint32_t partner = real((rel ^ mask) ^ newroot);
+      if (rel & mask) {
+        w.send(round, me, partner, bytes);
+        w.step();
+        break;
+      }
+      w.recv(round, partner, partner, bytes);
+      w.step();
+    }
+  }
+  // A root that sat out (odd, among the first 2 rem) gets the result from its even neighbour.
+  if (root < 2 * rem && root % 2) {
+    const std::uint32_t round = 1 + 2 * K2;
+    if (me == root - 1) {
+      w.send(round, me, root, m);
+      w.step();
+    } else if (me == root) {
+      w.recv(round, root - 1, root - 1, m);
+      w.step();
+    }
+  }
+}
+
+}  // namespace
+
+std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n) {
+  const std::uint64_t others = n > 1 ? n - 1 : 1;
+  const bool root = e.flags & kRoot;
+  switch (e.op) {
+    case Op::Bcast:
+    case Op::Scatter:
+    case Op::Scatterv: return root ? e.send_bytes / others : e.recv_bytes;
+    case Op::Reduce:
+    case Op::Gather:
+    case Op::Gatherv: return root ? e.recv_bytes / others : e.send_bytes;
+    case Op::Allreduce:
+    case Op::Alltoall:
+    case Op::Alltoallv: return e.send_bytes / others;
+    case Op::Allgather:
+    case Op::Allgatherv:
+    case Op::Reduce_scatter:
+    case Op::Reduce_scatter_block: return e.recv_bytes / others;
+    default: return 0;
+  }
+}
+
+CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t m) {
+  CollShape s{CollAlgo::Unsupported, op, n, root, m};
+  if (n <= 1) {
+    s.algo = CollAlgo::Nothing;
+    return s;
+  }
+  const std::uint32_t pof2 = floor_pow2(n);
+  const bool pow2 = pof2 == n;
+  const std::uint64_t total = m * n;
+  switch (op) {
+    case Op::Barrier: s.algo = CollAlgo::BarrierDissemination; break;
+    case Op::Bcast:
+      if (n < kBcastMinProcs || m <= kBcastShortBytes) s.algo = CollAlgo::BcastBinomial;
+      else if (pow2 && m <= kBcastLongBytes) s.algo = CollAlgo::BcastScatterRecDblAllgather;
+      else s.algo = CollAlgo::BcastScatterRingAllgather;
+      break;
+    case Op::Reduce:
+      s.algo = m <= kReduceShortBytes || m / kAssumedElementBytes < pof2 ? CollAlgo::ReduceBinomial
+                                                                           : CollAlgo::ReduceScatterGather;
+      break;
+    case Op::Allreduce:
+      s.algo = m <= kAllreduceShortBytes || m / kAssumedElementBytes < pof2 ? CollAlgo::AllreduceRecDbl
+                                                                              : CollAlgo::AllreduceRabenseifner;
+      break;
+    case Op::Gather: s.algo = CollAlgo::GatherBinomial; break;
+    case Op::Scatter: s.algo = CollAlgo::ScatterBinomial; break;
+    case Op::Gatherv: s.algo = CollAlgo::GathervLinear; break;
+    case Op::Scatterv: s.algo = CollAlgo::ScattervLinear; break;
+    case Op::Allgather:
+    case Op::Allgatherv:
+      if (pow2) s.algo = total < kAllgatherLongBytes ? CollAlgo::AllgatherRecDbl : CollAlgo::AllgatherRing;
+      else s.algo = total < kAllgatherShortBytes ? CollAlgo::AllgatherBruck : CollAlgo::AllgatherRing;
+      break;
+    case Op::Alltoall:
+      if (n >= kAlltoallMinProcs && m <= kAlltoallShortBytes) s.algo = CollAlgo::AlltoallBruck;
+      else if (m <= kAlltoallMediumBytes) s.algo = CollAlgo::AlltoallScattered;
+      else s.algo = CollAlgo::AlltoallPairwise;
+      break;
+    case Op::Alltoallv: s.algo = CollAlgo::AlltoallScattered; break;
+    case Op::Reduce_scatter:
+    case Op::Reduce_scatter_block:
+      s.algo = total < kReduceScatterLongBytes ? CollAlgo::ReduceScatterRecHalving : CollAlgo::ReduceScatterPairwise;
+      break;
+    default: break;
+  }
+  // Slot indices are 32-bit: communicators so large that n * rounds overflows keep their times.
+  if (static_cast<std::uint64_t>(coll_rounds(s)) * n >= (std::uint64_t{1} << 31)) s.algo = CollAlgo::Unsupported;
+  return s;
+}
+
+std::uint32_t coll_rounds(const CollShape& s) {
+  const std::uint32_t n = s.n, K = ceil_log2(n), K2 = n ? log2_of(floor_pow2(n)) : 0;
+  switch (s.algo) {
+    case CollAlgo::Unsupported:
+    case CollAlgo::Nothing: return 0;
+    case CollAlgo::BarrierDissemination:
+    case CollAlgo::BcastBinomial:
+    case CollAlgo::ReduceBinomial:
+    case CollAlgo::GatherBinomial:
+    case CollAlgo::ScatterBinomial:
+    case CollAlgo::AllgatherRecDbl:
+    case CollAlgo::AllgatherBruck:
+    case CollAlgo::AlltoallBruck: return K;
+    case CollAlgo::BcastScatterRecDblAllgather: return 2 * K;
+    case CollAlgo::BcastScatterRingAllgather: return K + n - 1;
+    case CollAlgo::ReduceScatterGather:
+    case CollAlgo::AllreduceRabenseifner: return 2 + 2 * K2;
+    case CollAlgo::AllreduceRecDbl:
+    case CollAlgo::ReduceScatterRecHalving: return 2 + K2;
+    case CollAlgo::GathervLinear:
+    case CollAlgo::ScattervLinear: return 1;
+    case CollAlgo::AllgatherRing: return n - 1;
+    case CollAlgo::AlltoallScattered:
+    case CollAlgo::AlltoallPairwise:
+    case CollAlgo::ReduceScatterPairwise: return n;
+  }
+  return 0;
+}
+
+std::uint32_t coll_max_ops(std::uint32_t n) { return 2 * n + 8 * (ceil_log2(n) + 1) + 8; }
+
+void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32_t* step_end, std::uint32_t& nops,
+                  std::uint32_t& nsteps) {
+  const std::uint32_t n = s.n;
+  Writer w{ops, step_end, n};
+  const std::uint32_t rel = n ? (me + n - s.root % n) % n : 0;
+  auto abs = [&](std::uint64_t r) { return static_cast<std::uint32_t>((r + s.root) % n); };
+  const std::uint64_t m = s.m;
+  const std::uint32_t pof2 = floor_pow2(n), rem = n - pof2, K2 = n ? log2_of(pof2) : 0;
+  switch (s.algo) {
+    case CollAlgo::Unsupported:
+    case CollAlgo::Nothing: break;
+    case CollAlgo::BarrierDissemination: {
+      std::uint32_t round = 0;
+      for (std::uint64_t mask = 1; mask < n; mask <<= 1, ++round) {
+        const auto d = static_cast<std::uint32_t>(mask);
+        const std::uint32_t src = (me + n - d) % n;
+        w.exchange(round, me, src, 0, (me + d) % n, 0);
+      }
+      break;
+    }
+    case CollAlgo::BcastBinomial: bcast_binomial(w, n, rel, s.root, m); break;
+    case CollAlgo::BcastScatterRecDblAllgather: bcast_scatter_allgather(w, n, me, s.root, m, false); break;
+    case CollAlgo::BcastScatterRingAllgather: bcast_scatter_allgather(w, n, me, s.root, m, true); break;
+    case CollAlgo::ReduceBinomial:
+      for (std::uint64_t mask = 1; mask < n; mask <<= 1) {
+        if ((rel & mask) == 0) {
+          const std::uint64_t src = rel | mask;
+          if (src < n) {
+            w.recv(log2_of(mask), static_cast<std::uint32_t>(src), abs(src), m);
+            w.step();
+          }
+        } else {
+          w.send(log2_of(mask), rel, abs(rel & ~mask), m);
+          w.step();
+          break;
+        }
+      }
+      break;
+    case CollAlgo::ReduceScatterGather: reduce_scatter_gather(w, n, me, s.root, m); break;
+    case CollAlgo::AllreduceRecDbl: allreduce(w, n, me, m, false); break;
+    case CollAlgo::AllreduceRabenseifner: allreduce(w, n, me, m, true); break;
+    case CollAlgo::GatherBinomial:
+      for (std::uint64_t mask = 1; mask < n; mask <<= 1) {
+        if ((rel & mask) == 0) {
+          const std::uint64_t src = rel | mask;
+          if (src < n) {
+            w.recv(log2_of(mask), static_cast<std::uint32_t>(src), abs(src), m * std::min<std::uint64_t>(mask, n - src));
+            w.step();
+          }
+        } else {
+          w.send(log2_of(mask), rel, abs(rel & ~mask), m * std::min<std::uint64_t>(mask, n - rel));
+          w.step();
+          break;
+        }
+      }
+      break;
+    case CollAlgo::ScatterBinomial: {
+      std::uint64_t mask = 1;
+      while (mask < n) {
+        if (rel & mask) {
+          w.recv(log2_of(mask), rel - static_cast<std::uint32_t>(mask), abs(rel - mask),
+                 m * std::min<std::uint64_t>(mask, n - rel));
+          w.step();
+          break;
+        }
+        mask <<= 1;
+      }
+      for (mask >>= 1; mask > 0; mask >>= 1) {
+        const std::uint64_t child = rel + mask;
+        if (child < n) {
+          w.send(log2_of(mask), rel, abs(child), m * std::min<std::uint64_t>(mask, n - child));
+          w.step();
+        }
+      }
+      break;
+    }
+    case CollAlgo::GathervLinear:
+      if (me == s.root) {
+        for (std::uint32_t i = 0; i < n; ++i)
+          if (i != me) w.recv(0, i, i, m);
+      } else {
+        w.send(0, me, s.root, m);
+      }
+      w.step();
+      break;
+    case CollAlgo::ScattervLinear:
+      if (me == s.root) {
+        for (std::uint32_t i = 0; i < n; ++i)
+          if (i != me) w.send(0, i, i, m);  // x = the receiver: the root sends n-1 in round 0
+      } else {
+        w.recv(0, me, s.root, m);
+      }
+      w.step();
+      break;
+    case CollAlgo::AllgatherRecDbl:
+      for (std::uint32_t i = 0; (std::uint64_t{1} << i) < n; ++i) {
+        const std::uint32_t dst = me ^ (1u << i);
+        w.exchange(i, me, dst, m << i, dst, m << i);
+      }
+      break;
+    case CollAlgo::AllgatherBruck: {
+      std::uint32_t round = 0;
+      std::uint64_t p = 1;
+      for (; p <= n / 2; p *= 2, ++round) {
+        const auto d = static_cast<std::uint32_t>(p);
+        w.exchange(round, me, (me + d) % n, m * p, (me + n - d) % n, m * p);
+      }
+      if (p < n) {
+        const auto d = static_cast<std::uint32_t>(p);
+        w.exchange(round, me, (me + d) % n, m * (n - p), (me + n - d) % n, m * (n - p));
+      }
+      break;
+    }
+    case CollAlgo::AllgatherRing:
+      for (std::uint32_t i = 0; i + 1 < n; ++i) w.exchange(i, me, (me + n - 1) % n, m, (me + 1) % n, m);
+      break;
+    case CollAlgo::AlltoallBruck: {
+      std::uint32_t round = 0;
+      for (std::uint64_t p = 1; p < n; p *= 2, ++round) {
+        const auto d = static_cast<std::uint32_t>(p);
+        const std::uint64_t bytes = m * blocks_with_bit(n, p);
+        w.exchange(round, me, (me + n - d) % n, bytes, (me + d) % n, bytes);
+      }
+      break;
+    }
+    case CollAlgo::AlltoallScattered:
+      for (std::uint32_t ii = 0; ii < n; ii += kAlltoallThrottle) {
+        const std::uint32_t ss = std::min(n - ii, kAlltoallThrottle);
+        for (std::uint32_t i = 0; i < ss; ++i) {
+          const std::uint32_t src = (me + ii + i) % n;
+          if (src != me) w.recv(ii + i, src, src, m);
+        }
+        for (std::uint32_t i = 0; i < ss; ++i) {
+          const std::uint32_t dst = (me + n - (ii + i) % n) % n;
+          if (dst != me) w.send(ii + i, me, dst, m);
+        }
+        w.step();
+      }
+      break;
+    case CollAlgo::AlltoallPairwise:
+      for (std::uint32_t i = 1; i < n; ++i) {
+        const bool p2 = pof2 == n;
+        const std::uint32_t src = p2 ? me ^ i : (me + n - i) % n;
+        const std::uint32_t dst = p2 ? me ^ i : (me + i) % n;
+        w.exchange(i, me, src, m, dst, m);
+      }
+      break;
+    case CollAlgo::ReduceScatterRecHalving: {
+      const std::uint64_t total = m * n;
+      const std::int64_t newrank = fold_in(w, n, me, total, false);
+      if (newrank >= 0) {
+        const auto nr = static_cast<std::uint32_t>(newrank);
+        std::uint32_t round = 1;
+        for (std::uint32_t mask = pof2 >> 1; mask > 0; mask >>= 1, ++round) {
+          const std::uint32_t nd = nr ^ mask;
+          const std::uint32_t dst = nd < rem ? nd * 2 + 1 : nd + rem;
+          const std::uint64_t bytes = total >> round;
+          w.exchange(round, me, dst, bytes, dst, bytes);
+        }
+      }
+      if (me < 2 * rem) {
+        if (me % 2) w.send(1 + K2, me, me - 1, m);
+        else w.recv(1 + K2, me + 1, me + 1, m);
+        w.step();
+      }
+      break;
+    }
+    case CollAlgo::ReduceScatterPairwise:
+      for (std::uint32_t i = 1; i < n; ++i) w.exchange(i, me, (me + n - i) % n, m, (me + i) % n, m);
+      break;
+  }
+  nops = w.nops;
+  nsteps = w.nsteps;
+}
+
+std::string_view coll_algo_name(CollAlgo a) {
+  switch (a) {
+    case CollAlgo::Unsupported: return "not decomposed (recorded durations)";
+    case CollAlgo::Nothing: return "no messages (one rank)";
+    case CollAlgo::BarrierDissemination: return "dissemination";
+    case CollAlgo::BcastBinomial: return "binomial tree";
+    case CollAlgo::BcastScatterRecDblAllgather: return "binomial scatter + recursive-doubling allgather";
+    case CollAlgo::BcastScatterRingAllgather: return "binomial scatter + ring allgather";
+    case CollAlgo::ReduceBinomial: return "binomial tree";
+    case CollAlgo::ReduceScatterGather: return "reduce-scatter + gather (Rabenseifner)";
+    case CollAlgo::AllreduceRecDbl: return "recursive doubling";
+    case CollAlgo::AllreduceRabenseifner: return "reduce-scatter + allgather (Rabenseifner)";
+    case CollAlgo::GatherBinomial: return "binomial tree";
+    case CollAlgo::ScatterBinomial: return "binomial tree";
+    case CollAlgo::GathervLinear: return "linear";
+    case CollAlgo::ScattervLinear: return "linear";
+    case CollAlgo::AllgatherRecDbl: return "recursive doubling";
+    case CollAlgo::AllgatherBruck: return "Bruck";
+    case CollAlgo::AllgatherRing: return "ring";
+    case CollAlgo::AlltoallBruck: return "Bruck";
+    case CollAlgo::AlltoallScattered: return "scattered Isend/Irecv (32 at a time)";
+    case CollAlgo::AlltoallPairwise: return "pairwise exchange";
+    case CollAlgo::ReduceScatterRecHalving: return "recursive halving";
+    case CollAlgo::ReduceScatterPairwise: return "pairwise exchange";
+  }
+  return "unknown";
+}
+
+}  // namespace mstep::model

@@ -1,0 +1,104 @@
+// Collectives as point-to-point messages, the way MPICH 4.0 decomposes them by default (the
+// collective-selection table compiled into MPICH 4.0.2, MPIR level, intracommunicators without a
+// node hierarchy). The replay (model/replay/replay.hpp) runs each member's program of steps under a
+// network model: a step posts its receives, issues its sends one after the other and ends when
+// all of them are complete (MPIC_Sendrecv / Isend+Irecv+Waitall); a blocking MPIC_Send or
+// MPIC_Recv is a step of its own.
+//
+// Every message of one collective instance has a slot: round * n + x, where `round` is the
+// algorithm's step number and `x` the sender's or the receiver's rank in the communicator
+// (whichever is unique in that round). Both sides compute the same slot without talking, which
+// is what lets the replay keep one flat array of slots per instance.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "format/trace_format.hpp"
+
+namespace mstep::model {
+
+enum class CollAlgo : std::uint8_t {
+  Unsupported,                  // not decomposed: the members keep their recorded durations
+  Nothing,                      // one member: no message
+  BarrierDissemination,         // MPIR_Barrier_intra_dissemination
+  BcastBinomial,                // MPIR_Bcast_intra_binomial
+  BcastScatterRecDblAllgather,  // MPIR_Bcast_intra_scatter_recursive_doubling_allgather
+  BcastScatterRingAllgather,    // MPIR_Bcast_intra_scatter_ring_allgather
+  ReduceBinomial,               // MPIR_Reduce_intra_binomial
+  ReduceScatterGather,          // MPIR_Reduce_intra_reduce_scatter_gather (Rabenseifner)
+  AllreduceRecDbl,              // MPIR_Allreduce_intra_recursive_doubling
+  AllreduceRabenseifner,        // MPIR_Allreduce_intra_reduce_scatter_allgather
+  GatherBinomial,               // MPIR_Gather_intra_binomial
+  ScatterBinomial,              // MPIR_Scatter_intra_binomial
+  GathervLinear,                // MPIR_Gatherv_allcomm_linear
+  ScattervLinear,               // MPIR_Scatterv_allcomm_linear
+  AllgatherRecDbl,              // MPIR_Allgather(v)_intra_recursive_doubling
+  AllgatherBruck,               // MPIR_Allgather(v)_intra_brucks
+  AllgatherRing,                // MPIR_Allgather(v)_intra_ring
+  AlltoallBruck,                // MPIR_Alltoall_intra_brucks
+  AlltoallScattered,            // MPIR_Alltoall(v)_intra_scattered
+  AlltoallPairwise,             // MPIR_Alltoall_intra_pairwise
+  ReduceScatterRecHalving,      // MPIR_Reduce_scatter(_block)_intra_recursive_halving
+  ReduceScatterPairwise,        // MPIR_Reduce_scatter(_block)_intra_pairwise
+};
+
+// MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes).
+inline constexpr std::uint64_t kBcastShortBytes = 12288;        // binomial up to and including
+inline constexpr std::uint64_t kBcastLongBytes = 524288;        // scatter + recursive doubling up to
+inline constexpr std::uint32_t kBcastMinProcs = 8;              // below: always binomial
+inline constexpr std::uint64_t kAllreduceShortBytes = 8;        // recursive doubling up to
+inline constexpr std::uint64_t kReduceShortBytes = 2048;        // binomial up to
+inline constexpr std::uint64_t kAllgatherLongBytes = 524288;    // total; recursive doubling below (2^k ranks)
+inline constexpr std::uint64_t kAllgatherShortBytes = 81920;    // total; Bruck below (other sizes)
+inline constexpr std::uint64_t kAlltoallShortBytes = 256;       // per block; Bruck up to (8+ ranks)
+inline constexpr std::uint64_t kAlltoallMediumBytes = 32768;    // per block; scattered up to
+inline constexpr std::uint32_t kAlltoallMinProcs = 8;           // below: never Bruck
+inline constexpr std::uint32_t kAlltoallThrottle = 32;          // MPIR_CVAR_ALLTOALL_THROTTLE
+inline constexpr std::uint64_t kReduceScatterLongBytes = 524288;  // total; recursive halving below
+// The element size assumed where MPICH's choice depends on the element count (Allreduce, Reduce:
+// "count < pof2"): the trace records bytes, not counts.
+inline constexpr std::uint64_t kAssumedElementBytes = 8;
+
+// What all members of one collective instance agree on.
+struct CollShape {
+  CollAlgo algo = CollAlgo::Unsupported;
+  Op op = Op::Barrier;
+  std::uint32_t n = 0;     // communicator size
+  std::uint32_t root = 0;  // communicator rank of the root (rooted collectives)
+  std::uint64_t m = 0;     // bytes: the message (Bcast, Reduce, Allreduce) or one member's block
+};
+
+// One message of a member's program.
+struct CollOp {
+  std::uint32_t slot = 0;  // round * n + x (see above)
+  std::uint32_t peer = 0;  // communicator rank of the partner
+  std::uint64_t bytes = 0;
+  bool send = false;
+};
+
+// The per-member logical size of a collective record, from the byte conventions of
+// share/trace-format.md: the message (Bcast, Reduce, Allreduce) or this member's block.
+std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n);
+
+// MPICH 4.0's default algorithm for an intracommunicator of n ranks and m bytes (as
+// collective_block_bytes gives them). Barrier: m is ignored.
+CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t m);
+
+// Rounds of the instance: it has rounds * n message slots.
+std::uint32_t coll_rounds(const CollShape& s);
+
+// An upper bound on the operations of one member's program, and on its steps, for any algorithm
+// on n ranks (to preallocate the replay's buffers once).
+std::uint32_t coll_max_ops(std::uint32_t n);
+
+// Writes member `me`'s program: ops[0..nops) in order, and step_end[0..nsteps): the end (exclusive
+// op index) of each step. The buffers must hold coll_max_ops(n) entries. No allocation.
+void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32_t* step_end,
+                  std::uint32_t& nops, std::uint32_t& nsteps);
+
+// "binomial tree", "recursive doubling", ...
+std::string_view coll_algo_name(CollAlgo a);
+
+}  // namespace mstep::model

@@ -1,0 +1,46 @@
+// Internal to the replay (model/replay/replay.cpp): the cost models the replay loop is instantiated
+// with. Each answers, for a k-byte message, what the loop asks: the sender's CPU time, when the
+// data is there, whether the send is a rendezvous, and the machine terms (ColdStart).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "model/params/cold_start.hpp"
+#include "model/cost/linear.hpp"
+#include "model/cost/loggps.hpp"
+
+namespace mstep::model::detail {
+
+struct LogGPSCost {
+  LogGPS m;
+  ColdStart cold_start;
+  const ColdStart& cold() const { return cold_start; }
+  static constexpr bool kSynchronousSends = true;  // MPI_Ssend waits for its receive whatever S is
+  double gap() const { return m.p.g; }
+  bool rendezvous(std::uint64_t k) const { return m.rendezvous(k); }
+  double send_cpu(std::uint64_t k) const { return m.T1(k); }
+  double recv_cpu(std::uint64_t k) const { return m.T3(k); }
+  double eager_arrival(std::uint64_t k, double ts) const { return ts + m.T1(k) + m.T2(k); }
+  double rts_arrival(double ts) const { return ts + m.p.o + m.p.L; }
+  double rndv_sender_done(std::uint64_t k, double ts, double tr) const { return ts + m.T4(ts, tr) + m.T5() + m.T1(k); }
+  double rndv_arrival(std::uint64_t k, double ts, double tr) const { return rndv_sender_done(k, ts, tr) + m.T2(k); }
+};
+
+struct LinearModelCost {
+  TwoRegimeLinearModel lm;
+  ColdStart cold_start;
+  const ColdStart& cold() const { return cold_start; }
+  static constexpr bool kSynchronousSends = false;
+  const LinearCost& line(std::uint64_t k) const { return k < lm.boundary ? lm.below : lm.above; }
+  double gap() const { return 0; }
+  bool rendezvous(std::uint64_t) const { return false; }
+  double send_cpu(std::uint64_t k) const { return std::max(0.0, static_cast<double>(k) / line(k).B); }
+  double recv_cpu(std::uint64_t) const { return 0; }
+  double eager_arrival(std::uint64_t k, double ts) const { return ts + std::max(0.0, lm.time(k)); }
+  double rts_arrival(double ts) const { return ts; }
+  double rndv_sender_done(std::uint64_t k, double ts, double) const { return ts + send_cpu(k); }
+  double rndv_arrival(std::uint64_t k, double ts, double) const { return eager_arrival(k, ts); }
+};
+
+}  // namespace mstep::model::detail

@@ -1,0 +1,104 @@
+#include "model/trace/trace_dir.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace mstep {
+namespace fs = std::filesystem;
+
+namespace {
+
+RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
+  RunMeta m;
+  std::ifstream in(file);
+  if (!in) return m;
+  try {
+    const auto j = nlohmann::json::parse(in);
+    m.ranks = j.at("ranks").get<int>();
+    m.command = j.value("command", std::vector<std::string>{});
+    m.mpi_library = j.value("mpi_library", "");
+    m.hosts = j.value("hosts", std::vector<std::string>{});
+    m.clock = j.value("clock", "");
+    m.ticks_per_second = j.value("ticks_per_second", 0.0);
+    m.stack_depth = j.value("stack_depth", 1);
+    m.complete = j.value("complete", false);
+    if (j.value("format_version", 0) != kTraceVersion)
+      problems.push_back(fmt::format("{}: format version {}, this mstep reads version {}",
+                                     file.string(), j.value("format_version", 0), kTraceVersion));
+    m.present = m.ranks > 0;
+    if (!m.present) problems.push_back(fmt::format("{}: ranks must be positive", file.string()));
+  } catch (const std::exception& e) {
+    problems.push_back(fmt::format("{}: unreadable: {}", file.string(), e.what()));
+  }
+  return m;
+}
+
+}  // namespace
+
+TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank) {
+  TraceDir d;
+  d.path = path;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec))
+    throw TraceError(fmt::format("{}: {}", path, fs::exists(path, ec) ? "not a directory" : "no such directory"));
+  const fs::path dir(path);
+  d.meta = read_meta(dir / kMetaFileName, d.problems);
+  int ranks = d.meta.present ? d.meta.ranks : 0;
+  if (!d.meta.present) {
+    // No metadata: the rank files still say how many ranks there were.
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const auto name = entry.path().filename().string();
+      if (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".mst") ++ranks;
+    }
+    if (ranks == 0) throw TraceError(fmt::format("{}: not an mstep trace directory (no {} and no rank files)", path, kMetaFileName));
+    if (!fs::exists(dir / kMetaFileName))
+      d.problems.push_back(fmt::format("{}: missing (using the {} rank files found)", (dir / kMetaFileName).string(), ranks));
+  }
+  if (only_rank && (*only_rank < 0 || *only_rank >= ranks))
+    throw TraceError(fmt::format("{}: no rank {} (the run has ranks 0 to {})", path, *only_rank, ranks - 1));
+  d.ranks.resize(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    if (only_rank && r != *only_rank) continue;
+    const auto file = (dir / rank_file_name(r)).string();
+    if (!fs::exists(file, ec)) {
+      d.problems.push_back(fmt::format("{}: missing", file));
+      continue;
+    }
+    try {
+      RankTrace t = read_rank_trace(file);
+      if (t.header.rank != r || (d.meta.present && t.header.world_size != ranks))
+        d.problems.push_back(fmt::format("{}: header says rank {} of {}", file, t.header.rank, t.header.world_size));
+      if (t.end == TraceEnd::Truncated || t.end == TraceEnd::Corrupt)
+        d.problems.push_back(t.problem + " (the events before it are kept)");
+      else if (t.end == TraceEnd::Unfinished)
+        d.problems.push_back(fmt::format("{}: unfinished: the rank did not reach MPI_Finalize", file));
+      d.ranks[static_cast<std::size_t>(r)] = std::move(t);
+    } catch (const TraceError& e) {
+      d.problems.push_back(e.what());
+    }
+  }
+  return d;
+}
+
+ClockSamples clock_samples(const RankTrace& t) {
+  ClockSamples s;
+  for (const auto& c : t.clocks) {
+    if (c.when == ClockSync::AtInit && !s.init) s.init = &c;
+    if (c.when == ClockSync::AtFinalize) s.fin = &c;
+  }
+  return s;
+}
+
+double seconds_per_tick(const RankTrace& t) {
+  const auto [init, fin] = clock_samples(t);
+  // Over 10 ms the pair beats the start-up measurement (2 ms of spinning).
+  if (init && fin && fin->ticks > init->ticks && fin->ns - init->ns > 10'000'000)
+    return static_cast<double>(fin->ns - init->ns) * 1e-9 / static_cast<double>(fin->ticks - init->ticks);
+  if (t.header.ticks_per_second > 0) return 1.0 / t.header.ticks_per_second;
+  return 1e-9;
+}
+
+}  // namespace mstep
