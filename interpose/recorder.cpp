@@ -90,6 +90,11 @@ void Recorder::start(int thread_level, std::uint64_t init_enter) {
     writer_.reset();
     return;
   }
+  // The Init clock sample goes to disk now: a rank killed later (even by SIGKILL) still shares
+  // the common timeline with the others.
+  scratch_.clear();
+  encode_clocks(clocks_, scratch_);
+  writer_->write_frame(FrameKind::Clock, 0, static_cast<std::uint32_t>(clocks_.size()), scratch_);
   comms_.init(rank_, size_);
   callsites_.init(config_.stack_depth);
   tracker_.emplace(rank_, size_, init_enter);
@@ -257,9 +262,10 @@ void Recorder::stop(const Event& finalize_event) {
     }
   }
   write_side_frames(0, false);
+  // The Finalize sample only: the Init one is in the file since MPI_Init.
   scratch_.clear();
-  encode_clocks(clocks_, scratch_);
-  writer_->write_frame(FrameKind::Clock, 0, static_cast<std::uint32_t>(clocks_.size()), scratch_);
+  encode_clocks(std::span<const ClockSync>(&clocks_.back(), 1), scratch_);
+  writer_->write_frame(FrameKind::Clock, 0, 1, scratch_);
   scratch_.clear();
   writer_->write_frame(FrameKind::End, 0, 0, scratch_);
   writer_.reset();
@@ -296,9 +302,7 @@ void Recorder::emergency_flush(bool from_signal) {
     write_side_frames(b->thread, from_signal);
     write_events(*b, from_signal);
   }
-  scratch_.clear();
-  encode_clocks(clocks_, scratch_);
-  writer_->try_write_frame(FrameKind::Clock, 0, static_cast<std::uint32_t>(clocks_.size()), scratch_);
+  // No clock frame: the Init sample was written at MPI_Init, and there is no Finalize sample.
 }
 
 }  // namespace mstep

@@ -43,6 +43,10 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   std::vector<const RankTrace*> ranks;
   for (const auto& r : trace.ranks) ranks.push_back(r ? &*r : nullptr);
   const Timeline timeline(ranks);
+  for (const int r : timeline.unplaced())
+    rep.problems.push_back(fmt::format(
+        "rank {}: no clock samples in its trace; placed on the common timeline by its MPI_Init exit "
+        "(its times relative to other ranks are approximate)", r));
   const Matching matching = match_messages(ranks);
   rep.messages = matching.messages.size();
   for (std::size_t i = 0; i < matching.unmatched.size() && i < kMaxUnmatchedShown; ++i)

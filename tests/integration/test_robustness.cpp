@@ -97,6 +97,13 @@ void killed_run(int sig) {
   const json d1 = dump_rank(dir, 1, 1);
   CHECK(d1.at("events").size() == j["per_rank"][1].at("events"));
   CHECK(d1.at("events").size() > 200);
+  // One timeline whatever killed the rank: the Init clock samples were on disk since MPI_Init, so
+  // the report measures the seconds the job ran, not the machine's uptime.
+  const Result rep = run({kMstep, "report", dir.string(), "--format", "json"}, no_default_params(dir.parent_path()));
+  const json jr = parse_json(rep.out);
+  CHECK(jr.at("actual_s").get<double>() > 0.1);
+  CHECK(jr.at("actual_s").get<double>() < 60);
+  for (const auto& p : jr.at("problems")) CHECK(p.get<std::string>().find("no clock samples") == std::string::npos);
 }
 
 }  // namespace
