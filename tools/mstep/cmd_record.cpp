@@ -5,12 +5,14 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "format/trace_format.hpp"
+#include "model/trace/trace_dir.hpp"
 #include "tools/mstep/commands.hpp"
 
 namespace mstep::cli {
@@ -57,6 +59,35 @@ void prepare_dir(const RecordOptions& o) {
     if (is_trace_file(e.path())) fs::remove(e.path(), ec);
 }
 
+// One line on what was recorded. False when the recording itself failed: a rank could not write
+// all of its file (disk full, I/O error), or a file is damaged or missing although the run ended.
+// A run that ended early (no MPI_Finalize) is not a failure of the recording.
+bool summarize(const std::string& dir) {
+  std::optional<TraceDir> d;
+  try {
+    // Cheap in the usual case: a complete trace is only counted, not read.
+    RunMeta meta = read_run_meta(dir);
+    if (meta.present && meta.complete && meta.write_failed_ranks == 0) {
+      std::fprintf(stderr, "mstep: trace of %d rank%s in %s (mstep stats %s)\n", meta.ranks,
+                   meta.ranks == 1 ? "" : "s", dir.c_str(), dir.c_str());
+      return true;
+    }
+    d = load_trace_dir(dir);
+  } catch (const TraceError& e) {
+    std::fprintf(stderr, "mstep: the trace in %s is unreadable: %s\n", dir.c_str(), e.what());
+    return false;
+  }
+  const TraceCompleteness c = trace_completeness(*d);
+  // Every rank finalized but meta.json does not say so: rank 0 could not rewrite it.
+  const bool meta_stale = c.damaged_ranks == 0 && c.unfinished_ranks == 0 && !d->meta.complete;
+  const bool damaged = d->meta.write_failed_ranks > 0 || c.damaged_ranks > 0 || meta_stale;
+  std::string why = d->problems.empty() ? std::string("no MPI_Finalize") : d->problems.front();
+  if (meta_stale) why = fmt::format("{} was not updated at MPI_Finalize", kMetaFileName);
+  std::fprintf(stderr, "mstep: incomplete trace of %zu rank%s in %s: %s (mstep stats %s)\n", d->ranks.size(),
+               d->ranks.size() == 1 ? "" : "s", dir.c_str(), why.c_str(), dir.c_str());
+  return !damaged;
+}
+
 int run(const RecordOptions& o) {
   if (o.command.empty()) fail(2, "record needs a command to run, e.g. mstep record -- mpiexec -n 2 ./app");
   const std::string lib = find_preload_library();
@@ -86,20 +117,19 @@ int run(const RecordOptions& o) {
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // The command's own failure comes first; a command that succeeded but left no trace (or a
+  // damaged one) is a failure of the recording.
+  const int failed = code != 0 ? code : 1;
   std::error_code ec;
+  fs::remove(fs::path(o.dir) / (std::string(kMetaFileName) + ".tmp"), ec);
   if (!fs::exists(fs::path(o.dir) / kMetaFileName, ec)) {
     std::fprintf(stderr,
                  "mstep: no trace was written to %s (did the program call MPI_Init, and is it "
                  "linked with MPICH?)\n",
                  o.dir.c_str());
-  } else {
-    int ranks = 0;
-    for (const auto& e : fs::directory_iterator(o.dir, ec))
-      if (e.path().extension() == ".mst") ++ranks;
-    std::fprintf(stderr, "mstep: trace of %d rank%s in %s (mstep stats %s)\n", ranks,
-                 ranks == 1 ? "" : "s", o.dir.c_str(), o.dir.c_str());
+    return failed;
   }
-  return code;
+  return summarize(o.dir) ? code : failed;
 }
 
 }  // namespace
