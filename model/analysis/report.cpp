@@ -37,7 +37,7 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   Report rep;
   rep.trace = trace.path;
   rep.ranks = static_cast<int>(trace.ranks.size());
-  rep.complete = trace.meta.complete && trace.ok();
+  rep.complete = trace_completeness(trace).complete;
   rep.problems = trace.problems;
 
   std::vector<const RankTrace*> ranks;

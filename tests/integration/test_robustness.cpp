@@ -254,6 +254,7 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     const fs::path f = d / "rank-00001.mst";
     fs::resize_file(f, fs::file_size(f) - 7);
     const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j.at("complete") == false);  // meta.json says complete, but a rank file is cut short
     CHECK(j["per_rank"][1].at("status") == "truncated");
     CHECK(j["per_rank"][0].at("status") == "complete");
     CHECK(j["per_rank"][0].at("calls") == ref.j["per_rank"][0].at("calls"));
@@ -267,8 +268,24 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     const fs::path f = d / "rank-00001.mst";
     fs::resize_file(f, 40);  // header and half a frame header
     const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j.at("complete") == false);
     CHECK(j["per_rank"][1].at("status") == "truncated");
     CHECK(j["per_rank"][1].at("events") == 0);
+  }
+  {
+    INFO("a rank file cut inside its file header: the rank keeps its row");
+    const fs::path d = copy("headless");
+    fs::resize_file(d / "rank-00001.mst", 10);
+    const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j.at("complete") == false);
+    CHECK(j.at("ranks_read") == 1);
+    REQUIRE(j.at("per_rank").size() == 2);
+    CHECK(j["per_rank"][1].at("rank") == 1);
+    CHECK(j["per_rank"][1].at("status") == "unreadable");
+    CHECK(j["per_rank"][1].at("events") == 0);
+    // report: the same notion of completeness.
+    const Result rep = run({kMstep, "report", d.string(), "--format", "json"}, no_default_params(base));
+    CHECK(parse_json(rep.out).at("complete") == false);
   }
   {
     INFO("a corrupt byte in the first frame's compressed bytes");
@@ -293,6 +310,7 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     io.put(static_cast<char>(c ^ 0x5a));
     io.close();
     const json j = check_damaged_stats(d, {"rank-00000.mst"});
+    CHECK(j.at("complete") == false);
     CHECK(j["per_rank"][0].at("status") == "corrupt");
     CHECK(j["per_rank"][0].at("events") == 0);  // nothing after a damaged frame is read
     CHECK(j["per_rank"][1].at("status") == "complete");
@@ -302,8 +320,11 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     const fs::path d = copy("missing");
     fs::remove(d / "rank-00001.mst");
     const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j.at("complete") == false);
     CHECK(j.at("ranks") == 2);
     CHECK(j.at("ranks_read") == 1);
+    REQUIRE(j.at("per_rank").size() == 2);
+    CHECK(j["per_rank"][1].at("status") == "missing");
   }
   {
     INFO("a missing meta.json");
@@ -318,6 +339,8 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     const fs::path d = copy("garbage");
     std::ofstream(d / "rank-00000.mst", std::ios::trunc) << "this is not an mstep trace at all, no";
     const json j = check_damaged_stats(d, {"rank-00000.mst"});
+    CHECK(j.at("complete") == false);
     CHECK(j.at("ranks_read") == 1);
+    CHECK(j["per_rank"][0].at("status") == "unreadable");
   }
 }
