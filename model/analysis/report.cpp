@@ -37,7 +37,9 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   Report rep;
   rep.trace = trace.path;
   rep.ranks = static_cast<int>(trace.ranks.size());
-  rep.complete = trace_completeness(trace).complete;
+  const TraceCompleteness completeness = trace_completeness(trace);
+  rep.complete = completeness.complete;
+  rep.finalized_ranks = completeness.complete_ranks;
   rep.problems = trace.problems;
 
   std::vector<const RankTrace*> ranks;

@@ -45,6 +45,7 @@ struct Report {
   int ranks = 0;
   bool complete = false;
   double actual_s = 0;                 // slowest rank, MPI_Init exit to MPI_Finalize entry
+  int finalized_ranks = 0;             // ranks read to MPI_Finalize; for the others actual_s ends at their last record
   std::vector<double> rank_actual_s;
   std::vector<double> loggps_rank_s;   // per rank: LogGPS-predicted finish; empty without LogGPS
   std::vector<ModelResult> models;     // MPM, BSPWB, LogGP, LogGPS, linear

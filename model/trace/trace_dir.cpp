@@ -125,6 +125,9 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank) {
       else if (t.end == TraceEnd::Unfinished)
         d.problems.push_back(fmt::format("{}: unfinished: the rank did not reach MPI_Finalize", file));
       state = state_of(t.end);
+      if (!t.events.empty() && t.events.back().op == Op::Abort)
+        d.problems.push_back(fmt::format("{}: the rank called MPI_Abort (error code {}): the run was aborted", file,
+                                         t.events.back().tag));
       d.ranks[static_cast<std::size_t>(r)] = std::move(t);
     } catch (const TraceError& e) {
       d.problems.push_back(e.what());

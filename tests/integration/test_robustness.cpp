@@ -108,9 +108,9 @@ void killed_run(int sig) {
 
 }  // namespace
 
-TEST_CASE("a rank killed with SIGKILL leaves a readable trace", "[killed]") { killed_run(SIGKILL); }
+TEST_CASE("a rank killed with SIGKILL leaves a readable trace", "[killed][faults]") { killed_run(SIGKILL); }
 
-TEST_CASE("a rank killed with SIGTERM flushes its trace", "[killed]") { killed_run(SIGTERM); }
+TEST_CASE("a rank killed with SIGTERM flushes its trace", "[killed][faults]") { killed_run(SIGTERM); }
 
 TEST_CASE("many small frames: exact counts across frame boundaries", "[frames]") {
   const fs::path dir = test_dir() / "trace";
@@ -153,7 +153,7 @@ TEST_CASE("stats reads a trace of many small frames in linear time", "[frames]")
   CHECK(r.seconds < 5);
 }
 
-TEST_CASE("a program that exits without MPI_Finalize leaves a readable, unfinished trace", "[killed]") {
+TEST_CASE("a program that exits without MPI_Finalize leaves a readable, unfinished trace", "[killed][faults]") {
   const fs::path dir = test_dir() / "trace";
   const Result rec = record(dir, 2, {prog("no_finalize")});
   CHECK(rec.code == 0);

@@ -28,6 +28,9 @@ struct RecordOptions {
   std::vector<std::string> command;
 };
 
+volatile std::sig_atomic_t g_signal = 0;
+void note_signal(int sig) { g_signal = sig; }
+
 [[noreturn]] void fail(int code, const std::string& message) {
   std::fprintf(stderr, "mstep: %s\n", message.c_str());
   throw CLI::RuntimeError(code);
@@ -82,6 +85,8 @@ bool summarize(const std::string& dir) {
   const bool meta_stale = c.damaged_ranks == 0 && c.unfinished_ranks == 0 && !d->meta.complete;
   const bool damaged = d->meta.write_failed_ranks > 0 || c.damaged_ranks > 0 || meta_stale;
   std::string why = d->problems.empty() ? std::string("no MPI_Finalize") : d->problems.front();
+  for (const auto& p : d->problems)
+    if (p.find("MPI_Abort") != std::string::npos) why = p;  // the cause of the other ranks' ends
   if (meta_stale) why = fmt::format("{} was not updated at MPI_Finalize", kMetaFileName);
   std::fprintf(stderr, "mstep: incomplete trace of %zu rank%s in %s: %s (mstep stats %s)\n", d->ranks.size(),
                d->ranks.size() == 1 ? "" : "s", dir.c_str(), why.c_str(), dir.c_str());
@@ -110,13 +115,16 @@ int run(const RecordOptions& o) {
     std::fprintf(stderr, "mstep: cannot run '%s': %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }
-  // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on.
-  std::signal(SIGINT, SIG_IGN);
-  std::signal(SIGTERM, SIG_IGN);
+  // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on, and
+  // remembers it: mpiexec.hydra sometimes exits 0 after forwarding a Ctrl-C to its ranks, and an
+  // interrupted run must not look like a successful one.
+  std::signal(SIGINT, note_signal);
+  std::signal(SIGTERM, note_signal);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (code == 0 && g_signal != 0) code = 128 + g_signal;
   // The command's own failure comes first; a command that succeeded but left no trace (or a
   // damaged one) is a failure of the recording.
   const int failed = code != 0 ? code : 1;

@@ -71,6 +71,7 @@ nlohmann::json to_json(const Report& rep, const std::vector<Hotspot>& hot, const
   j["complete"] = rep.complete;
   j["params"] = params_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(params_file);
   j["actual_s"] = rep.actual_s;
+  j["measured_to"] = rep.finalized_ranks == rep.ranks ? "MPI_Finalize" : "last record";
   j["rank_actual_s"] = rep.rank_actual_s;
   nlohmann::json models = nlohmann::json::object();
   for (const auto& m : rep.models) {
@@ -127,7 +128,13 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
   std::size_t slowest = 0;
   for (std::size_t r = 0; r < rep.rank_actual_s.size(); ++r)
     if (rep.rank_actual_s[r] > rep.rank_actual_s[slowest]) slowest = r;
-  fmt::print("actual run time {:.6f} s (slowest rank {}, MPI_Init to MPI_Finalize)\n", rep.actual_s, slowest);
+  // Say what was measured: without MPI_Finalize a rank's time ends at its last record.
+  const std::string span =
+      rep.finalized_ranks == rep.ranks
+          ? std::string("MPI_Init to MPI_Finalize")
+          : fmt::format("MPI_Init to the last record: {} of {} ranks did not reach MPI_Finalize",
+                        rep.ranks - rep.finalized_ranks, rep.ranks);
+  fmt::print("actual run time {:.6f} s (slowest rank {}, {})\n", rep.actual_s, slowest, span);
   fmt::print("time in MPI {:.6f} s = {:.1f}% of all ranks' time; {} messages matched\n", rep.mpi_s,
              share_pct(rep, rep.mpi_s), rep.messages);
   if (!params_file.empty()) fmt::print("parameters: {}\n", params_file);
