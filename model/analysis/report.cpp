@@ -4,7 +4,9 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "model/analysis/threads.hpp"
 #include "model/trace/matching.hpp"
 #include "model/replay/replay.hpp"
 #include "model/trace/step_alignment.hpp"
@@ -29,6 +31,30 @@ ModelResult missing(std::string name, std::string note) {
   m.name = std::move(name);
   m.note = std::move(note);
   return m;
+}
+
+// Ranks that called MPI from several threads: what holds is said, what does not is not computed.
+void report_multithreaded(Report& rep, const std::vector<int>& threaded, const std::vector<const RankTrace*>& ranks,
+                          const Matching& matching, const Timeline& timeline) {
+  // Time in MPI: a multi-threaded rank's instants with any thread inside MPI, each counted once.
+  for (const int r : threaded) {
+    const RankTrace& t = *ranks[static_cast<std::size_t>(r)];
+    for (const Event& e : t.events)
+      if (!e.continuation() && e.op != Op::ToolFlush && e.op != Op::Init && e.op != Op::Init_thread && e.op != Op::Finalize)
+        rep.mpi_s -= timeline.duration(r, e.t_exit - e.t_enter);
+    rep.mpi_s += mpi_wall_seconds(t, timeline, r);
+  }
+  const std::string why = fmt::format(
+      "not available for multi-threaded ranks: rank{} {} made MPI calls from several threads, and the "
+      "model replays one sequence of calls per rank", threaded.size() == 1 ? "" : "s", fmt::join(threaded, ", "));
+  for (const char* name : {"MPM", "BSPWB", "LogGP", "LogGPS", "linear"}) rep.models.push_back(missing(name, why));
+  rep.notes.push_back(fmt::format(
+      "MPI_THREAD_MULTIPLE: rank{} {} made MPI calls from several threads. What holds: calls, bytes and "
+      "time per function (summed over threads), messages matched, the wait hotspots, and time in MPI "
+      "(an instant with any thread inside MPI counted once). What does not: the model predictions and "
+      "the M-steps, which assume one thread of MPI calls per rank",
+      threaded.size() == 1 ? "" : "s", fmt::join(threaded, ", ")));
+  rep.waits = measure_waits(ranks, matching, timeline, WaitOptions{});
 }
 
 }  // namespace
@@ -75,6 +101,10 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   AlignedSteps aligned = align_steps(ranks, matching, timeline);
   rep.actual_s = aligned.actual_s;
   rep.rank_actual_s = aligned.rank_actual_s;
+  if (const auto threaded = multithreaded_ranks(ranks); !threaded.empty()) {
+    report_multithreaded(rep, threaded, ranks, matching, timeline);
+    return rep;
+  }
 
   // The event-driven replays of every rank's recorded sequence. The LogGPS replay goes first:
   // the machine terms it charges (cold start, fresh buffers) are charged to the step models too.
