@@ -160,6 +160,11 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
       row.mpm_end_s = mpm_prediction ? mpm_prediction->phi[r][s] : std::numeric_limits<double>::quiet_NaN();
       row.error_pct = mpm_prediction && row.actual_end_s > 0 ? error_pct(row.actual_end_s, row.mpm_end_s)
                                                              : std::numeric_limits<double>::quiet_NaN();
+      row.actual_s = row.actual_end_s - (s > 0 ? aligned.actual_end_s[r][s - 1] : 0.0);
+      row.mpm_s = row.mpm_end_s - (s > 0 && mpm_prediction ? mpm_prediction->phi[r][s - 1] : 0.0);
+      row.miss_s = row.mpm_s - row.actual_s;
+      row.step_error_pct = mpm_prediction && row.actual_s > 0 ? error_pct(row.actual_s, row.mpm_s)
+                                                              : std::numeric_limits<double>::quiet_NaN();
       row.compute_s = timeline.duration(static_cast<int>(r), steps[s].compute);
       row.mpi_s = timeline.duration(static_cast<int>(r), steps[s].mpi);
       row.bytes_in = steps[s].bytes_in;
