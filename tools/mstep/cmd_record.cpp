@@ -6,6 +6,7 @@
 #include <ctime>
 #include <filesystem>
 #include <optional>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,8 +64,8 @@ void prepare_dir(const RecordOptions& o) {
 }
 
 // One line on what was recorded. False when the recording itself failed: a rank could not write
-// all of its file (disk full, I/O error), or a file is damaged or missing although the run ended.
-// A run that ended early (no MPI_Finalize) is not a failure of the recording.
+// all of its file (disk full, I/O error). A run that ended early (no MPI_Finalize, killed) is not
+// a failure of the recording.
 bool summarize(const std::string& dir) {
   std::optional<TraceDir> d;
   try {
@@ -83,7 +84,12 @@ bool summarize(const std::string& dir) {
   const TraceCompleteness c = trace_completeness(*d);
   // Every rank finalized but meta.json does not say so: rank 0 could not rewrite it.
   const bool meta_stale = c.damaged_ranks == 0 && c.unfinished_ranks == 0 && !d->meta.complete;
-  const bool damaged = d->meta.write_failed_ranks > 0 || c.damaged_ranks > 0 || meta_stale;
+  // A failure of the recording: a rank said its writes failed, rank 0 could not update meta.json,
+  // or damaged files on a full file system (then meta.json could not say so either). A file cut
+  // short because mpiexec killed its rank is not: the command's status tells that story.
+  struct statvfs fs_info {};
+  const bool disk_full = ::statvfs(dir.c_str(), &fs_info) == 0 && fs_info.f_bavail == 0;
+  const bool damaged = d->meta.write_failed_ranks > 0 || meta_stale || (c.damaged_ranks > 0 && disk_full);
   std::string why = d->problems.empty() ? std::string("no MPI_Finalize") : d->problems.front();
   for (const auto& p : d->problems)
     if (p.find("MPI_Abort") != std::string::npos) why = p;  // the cause of the other ranks' ends
