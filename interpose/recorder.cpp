@@ -137,6 +137,8 @@ void Recorder::write_frame(FrameKind kind, std::uint16_t thread, std::uint32_t c
   // try_write_frame also fails when another thread holds the file: not an error of the disk.
   if (from_signal && err == 0) return;
   if (write_failed_.exchange(true)) return;
+  // Cut the partial frame off: the file then ends at its last whole frame, as after a clean exit.
+  [[maybe_unused]] const int cut = ::truncate(writer_->path().c_str(), static_cast<off_t>(writer_->bytes_written()));
   // snprintf and write(2): this may run in a signal handler.
   char line[768];
   const int n = std::snprintf(line, sizeof line,

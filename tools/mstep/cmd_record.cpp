@@ -85,15 +85,16 @@ bool summarize(const std::string& dir) {
   // Every rank finalized but meta.json does not say so: rank 0 could not rewrite it.
   const bool meta_stale = c.damaged_ranks == 0 && c.unfinished_ranks == 0 && !d->meta.complete;
   // A failure of the recording: a rank said its writes failed, rank 0 could not update meta.json,
-  // or damaged files on a full file system (then meta.json could not say so either). A file cut
+  // or an incomplete trace on a full file system (then meta.json could not say so). A file cut
   // short because mpiexec killed its rank is not: the command's status tells that story.
   struct statvfs fs_info {};
   const bool disk_full = ::statvfs(dir.c_str(), &fs_info) == 0 && fs_info.f_bavail == 0;
-  const bool damaged = d->meta.write_failed_ranks > 0 || meta_stale || (c.damaged_ranks > 0 && disk_full);
+  const bool damaged = d->meta.write_failed_ranks > 0 || meta_stale || (!c.complete && disk_full);
   std::string why = d->problems.empty() ? std::string("no MPI_Finalize") : d->problems.front();
   for (const auto& p : d->problems)
     if (p.find("MPI_Abort") != std::string::npos) why = p;  // the cause of the other ranks' ends
   if (meta_stale) why = fmt::format("{} was not updated at MPI_Finalize", kMetaFileName);
+  if (!c.complete && disk_full) why = "its file system is full: the ranks could not write all of their trace";
   std::fprintf(stderr, "mstep: incomplete trace of %zu rank%s in %s: %s (mstep stats %s)\n", d->ranks.size(),
                d->ranks.size() == 1 ? "" : "s", dir.c_str(), why.c_str(), dir.c_str());
   return !damaged;
