@@ -90,6 +90,11 @@ void Recorder::start(int thread_level, std::uint64_t init_enter) {
     writer_.reset();
     return;
   }
+  // The Init clock sample goes to disk now: a rank killed later (even by SIGKILL) still shares
+  // the common timeline with the others.
+  scratch_.clear();
+  encode_clocks(clocks_, scratch_);
+  write_frame(FrameKind::Clock, 0, static_cast<std::uint32_t>(clocks_.size()), false);
   comms_.init(rank_, size_);
   callsites_.init(config_.stack_depth);
   tracker_.emplace(rank_, size_, init_enter);
@@ -122,7 +127,27 @@ std::string Recorder::choose_dir(MPI_Comm tool_comm) {
   return name;
 }
 
-void Recorder::write_meta(bool complete) {
+void Recorder::write_frame(FrameKind kind, std::uint16_t thread, std::uint32_t count, bool from_signal) {
+  if (write_failed_.load(std::memory_order_relaxed)) return;
+  errno = 0;
+  const bool ok = from_signal ? writer_->try_write_frame(kind, thread, count, scratch_)
+                              : writer_->write_frame(kind, thread, count, scratch_);
+  if (ok) return;
+  const int err = errno;
+  // try_write_frame also fails when another thread holds the file: not an error of the disk.
+  if (from_signal && err == 0) return;
+  if (write_failed_.exchange(true)) return;
+  // Cut the partial frame off: the file then ends at its last whole frame, as after a clean exit.
+  [[maybe_unused]] const int cut = ::truncate(writer_->path().c_str(), static_cast<off_t>(writer_->bytes_written()));
+  // snprintf and write(2): this may run in a signal handler.
+  char line[768];
+  const int n = std::snprintf(line, sizeof line,
+                              "mstep: rank %d: cannot write %s: %s; the trace is incomplete from here\n",
+                              rank_, writer_->path().c_str(), err ? std::strerror(err) : "compression failed");
+  if (n > 0) [[maybe_unused]] auto w = ::write(2, line, std::min<std::size_t>(static_cast<std::size_t>(n), sizeof line - 1));
+}
+
+void Recorder::write_meta(bool complete, int write_failed_ranks) {
   RunInfo info;
   info.ranks = size_;
   info.command = command_line();
@@ -132,7 +157,10 @@ void Recorder::write_meta(bool complete) {
   info.ticks_per_second = ticks_per_second_;
   info.stack_depth = config_.stack_depth;
   info.complete = complete;
-  write_run_info(dir_ + "/" + kMetaFileName, info);
+  info.write_failed_ranks = write_failed_ranks;
+  const std::string path = dir_ + "/" + kMetaFileName;
+  if (!write_run_info(path, info))
+    std::fprintf(stderr, "mstep: cannot write %s: %s; the trace is marked incomplete\n", path.c_str(), std::strerror(errno));
 }
 
 ThreadBuffer& Recorder::new_thread_buffer() {
@@ -180,10 +208,7 @@ std::optional<RequestInfo> Recorder::take_request(MPI_Request r) {
 }
 
 void Recorder::write_side_frames(std::uint16_t thread, bool from_signal) {
-  auto write = [&](FrameKind kind, std::uint32_t count) {
-    if (from_signal) writer_->try_write_frame(kind, thread, count, scratch_);
-    else writer_->write_frame(kind, thread, count, scratch_);
-  };
+  auto write = [&](FrameKind kind, std::uint32_t count) { write_frame(kind, thread, count, from_signal); };
   if (auto comms = comms_.take_new(); !comms.empty()) {
     scratch_.clear();
     encode_comms(comms, scratch_);
@@ -207,8 +232,7 @@ void Recorder::write_events(ThreadBuffer& b, bool from_signal) {
   scratch_.clear();
   encode_events(std::span<const Event>(b.events.data(), b.used), scratch_);
   const auto n = static_cast<std::uint32_t>(b.used);
-  if (from_signal) writer_->try_write_frame(FrameKind::Events, b.thread, n, scratch_);
-  else writer_->write_frame(FrameKind::Events, b.thread, n, scratch_);
+  write_frame(FrameKind::Events, b.thread, n, from_signal);
   b.used = 0;
 }
 
@@ -257,16 +281,19 @@ void Recorder::stop(const Event& finalize_event) {
     }
   }
   write_side_frames(0, false);
+  // The Finalize sample only: the Init one is in the file since MPI_Init.
   scratch_.clear();
-  encode_clocks(clocks_, scratch_);
-  writer_->write_frame(FrameKind::Clock, 0, static_cast<std::uint32_t>(clocks_.size()), scratch_);
+  encode_clocks(std::span<const ClockSync>(&clocks_.back(), 1), scratch_);
+  write_frame(FrameKind::Clock, 0, 1, false);
   scratch_.clear();
-  writer_->write_frame(FrameKind::End, 0, 0, scratch_);
+  write_frame(FrameKind::End, 0, 0, false);
   writer_.reset();
   finalized_ = true;
-  // Every rank's file is closed before rank 0 declares the trace complete.
-  PMPI_Barrier(tool_comm_);
-  if (rank_ == 0) write_meta(true);
+  // Every rank's file is closed before rank 0 declares the trace complete, and rank 0 learns
+  // how many ranks could not write all of theirs.
+  int failed = write_failed_.load() ? 1 : 0, failed_ranks = 0;
+  PMPI_Allreduce(&failed, &failed_ranks, 1, MPI_INT, MPI_SUM, tool_comm_);
+  if (rank_ == 0) write_meta(failed_ranks == 0, failed_ranks);
   PMPI_Comm_free(&tool_comm_);
 }
 
@@ -296,9 +323,7 @@ void Recorder::emergency_flush(bool from_signal) {
     write_side_frames(b->thread, from_signal);
     write_events(*b, from_signal);
   }
-  scratch_.clear();
-  encode_clocks(clocks_, scratch_);
-  writer_->try_write_frame(FrameKind::Clock, 0, static_cast<std::uint32_t>(clocks_.size()), scratch_);
+  // No clock frame: the Init sample was written at MPI_Init, and there is no Finalize sample.
 }
 
 }  // namespace mstep

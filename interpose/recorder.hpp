@@ -100,12 +100,17 @@ class Recorder {
   // Writes pending steps, communicators and call sites. Caller holds mutex_ (or is the signal path).
   void write_side_frames(std::uint16_t thread, bool from_signal);
   void write_events(ThreadBuffer& b, bool from_signal);
+  // Every frame goes through here. After the first failed write (disk full, quota, I/O error) the
+  // rank says so once on its stderr and writes nothing more: a file that ends at its last whole
+  // frame stays readable, and the trace is marked incomplete at MPI_Finalize.
+  void write_frame(FrameKind kind, std::uint16_t thread, std::uint32_t count, bool from_signal);
   std::string choose_dir(MPI_Comm tool_comm);
-  void write_meta(bool complete);
+  void write_meta(bool complete, int write_failed_ranks = 0);
 
   std::atomic<bool> active_{false};
   bool multithreaded_ = false;
   bool finalized_ = false;
+  std::atomic<bool> write_failed_{false};
   Config config_;
   int rank_ = 0;
   int size_ = 1;

@@ -44,16 +44,20 @@ bool write_run_info(const std::string& path, const RunInfo& info) {
   const std::string text = fmt::format(
       "{{\n  \"format_version\": {},\n  \"ranks\": {},\n  \"command\": {},\n"
       "  \"mpi_library\": {},\n  \"hosts\": {},\n  \"clock\": {},\n  \"ticks_per_second\": {:.1f},\n"
-      "  \"stack_depth\": {},\n  \"complete\": {}\n}}\n",
+      "  \"stack_depth\": {},\n  \"complete\": {},\n  \"write_failed_ranks\": {}\n}}\n",
       kTraceVersion, info.ranks, json_list(info.command), json_string(info.mpi_library),
       json_list(info.hosts), json_string(info.clock), info.ticks_per_second, info.stack_depth,
-      info.complete ? "true" : "false");
+      info.complete ? "true" : "false", info.write_failed_ranks);
   const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) return false;
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) return false;
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (written && closed && std::rename(tmp.c_str(), path.c_str()) == 0) return true;
+  const int err = errno;
+  std::remove(tmp.c_str());  // a full disk must not leave meta.json.tmp behind
+  errno = err;
+  return false;
 }
 
 std::string program_name() {

@@ -20,9 +20,11 @@ struct RunInfo {
   double ticks_per_second = 0;
   int stack_depth = 1;
   bool complete = false;
+  int write_failed_ranks = 0;  // ranks whose trace writes failed (their files end early)
 };
 
-// Writes meta.json atomically (temporary file, then rename). Returns false on failure.
+// Writes meta.json atomically (temporary file, then rename). Returns false on failure, with
+// errno set and no temporary file left.
 bool write_run_info(const std::string& path, const RunInfo& info);
 
 std::string program_name();                 // basename of the executable

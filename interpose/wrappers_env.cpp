@@ -60,6 +60,20 @@ extern "C" int MPI_Finalize() {
   return PMPI_Finalize();
 }
 
+// MPI_Abort does not return: record it, write every buffered event (the buffer would be lost
+// with the process), then pass it on.
+extern "C" int MPI_Abort(MPI_Comm comm, int errorcode) {
+  if (g_recorder.active()) {
+    Event e = begin_event(Op::Abort, MSTEP_CALLER);
+    e.comm = g_recorder.comm(comm).id;
+    e.tag = errorcode;
+    e.t_exit = e.t_enter;
+    g_recorder.record(e);
+    g_recorder.emergency_flush(false);
+  }
+  return PMPI_Abort(comm, errorcode);
+}
+
 extern "C" int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   if (!g_recorder.active()) return PMPI_Comm_split(comm, color, key, newcomm);
   Event e = begin_event(Op::Comm_split, MSTEP_CALLER);

@@ -4,7 +4,9 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "model/analysis/threads.hpp"
 #include "model/trace/matching.hpp"
 #include "model/replay/replay.hpp"
 #include "model/trace/step_alignment.hpp"
@@ -31,18 +33,48 @@ ModelResult missing(std::string name, std::string note) {
   return m;
 }
 
+// Ranks that called MPI from several threads: what holds is said, what does not is not computed.
+void report_multithreaded(Report& rep, const std::vector<int>& threaded, const std::vector<const RankTrace*>& ranks,
+                          const Matching& matching, const Timeline& timeline) {
+  // Time in MPI: a multi-threaded rank's instants with any thread inside MPI, each counted once.
+  for (const int r : threaded) {
+    const RankTrace& t = *ranks[static_cast<std::size_t>(r)];
+    for (const Event& e : t.events)
+      if (!e.continuation() && e.op != Op::ToolFlush && e.op != Op::Init && e.op != Op::Init_thread && e.op != Op::Finalize)
+        rep.mpi_s -= timeline.duration(r, e.t_exit - e.t_enter);
+    rep.mpi_s += mpi_wall_seconds(t, timeline, r);
+  }
+  const std::string why = fmt::format(
+      "not available for multi-threaded ranks: rank{} {} made MPI calls from several threads, and the "
+      "model replays one sequence of calls per rank", threaded.size() == 1 ? "" : "s", fmt::join(threaded, ", "));
+  for (const char* name : {"MPM", "BSPWB", "LogGP", "LogGPS", "linear"}) rep.models.push_back(missing(name, why));
+  rep.notes.push_back(fmt::format(
+      "MPI_THREAD_MULTIPLE: rank{} {} made MPI calls from several threads. What holds: calls, bytes and "
+      "time per function (summed over threads), messages matched, the wait hotspots, and time in MPI "
+      "(an instant with any thread inside MPI counted once). What does not: the model predictions and "
+      "the M-steps, which assume one thread of MPI calls per rank",
+      threaded.size() == 1 ? "" : "s", fmt::join(threaded, ", ")));
+  rep.waits = measure_waits(ranks, matching, timeline, WaitOptions{});
+}
+
 }  // namespace
 
 Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   Report rep;
   rep.trace = trace.path;
   rep.ranks = static_cast<int>(trace.ranks.size());
-  rep.complete = trace.meta.complete && trace.ok();
+  const TraceCompleteness completeness = trace_completeness(trace);
+  rep.complete = completeness.complete;
+  rep.finalized_ranks = completeness.complete_ranks;
   rep.problems = trace.problems;
 
   std::vector<const RankTrace*> ranks;
   for (const auto& r : trace.ranks) ranks.push_back(r ? &*r : nullptr);
   const Timeline timeline(ranks);
+  for (const int r : timeline.unplaced())
+    rep.problems.push_back(fmt::format(
+        "rank {}: no clock samples in its trace; placed on the common timeline by its MPI_Init exit "
+        "(its times relative to other ranks are approximate)", r));
   const Matching matching = match_messages(ranks);
   rep.messages = matching.messages.size();
   for (std::size_t i = 0; i < matching.unmatched.size() && i < kMaxUnmatchedShown; ++i)
@@ -69,6 +101,10 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   AlignedSteps aligned = align_steps(ranks, matching, timeline);
   rep.actual_s = aligned.actual_s;
   rep.rank_actual_s = aligned.rank_actual_s;
+  if (const auto threaded = multithreaded_ranks(ranks); !threaded.empty()) {
+    report_multithreaded(rep, threaded, ranks, matching, timeline);
+    return rep;
+  }
 
   // The event-driven replays of every rank's recorded sequence. The LogGPS replay goes first:
   // the machine terms it charges (cold start, fresh buffers) are charged to the step models too.
@@ -124,6 +160,11 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
       row.mpm_end_s = mpm_prediction ? mpm_prediction->phi[r][s] : std::numeric_limits<double>::quiet_NaN();
       row.error_pct = mpm_prediction && row.actual_end_s > 0 ? error_pct(row.actual_end_s, row.mpm_end_s)
                                                              : std::numeric_limits<double>::quiet_NaN();
+      row.actual_s = row.actual_end_s - (s > 0 ? aligned.actual_end_s[r][s - 1] : 0.0);
+      row.mpm_s = row.mpm_end_s - (s > 0 && mpm_prediction ? mpm_prediction->phi[r][s - 1] : 0.0);
+      row.miss_s = row.mpm_s - row.actual_s;
+      row.step_error_pct = mpm_prediction && row.actual_s > 0 ? error_pct(row.actual_s, row.mpm_s)
+                                                              : std::numeric_limits<double>::quiet_NaN();
       row.compute_s = timeline.duration(static_cast<int>(r), steps[s].compute);
       row.mpi_s = timeline.duration(static_cast<int>(r), steps[s].mpi);
       row.bytes_in = steps[s].bytes_in;

@@ -23,10 +23,16 @@ struct ModelResult {
 
 struct StepRow {
   std::int32_t rank = 0;
-  std::uint32_t step = 0;    // 1-based
+  std::uint32_t step = 0;    // 1-based; step 1 is the warm-up (first messages, cold buffers)
+  // The step alone: its end minus the end of the rank's step before (step 1: minus zero).
+  double actual_s = 0;
+  double mpm_s = 0;          // NaN without MPM parameters
+  double miss_s = 0;         // mpm_s - actual_s: the time this step's prediction misses by
+  double step_error_pct = 0; // 100 * (actual_s - mpm_s) / actual_s (formula 18 on the step)
+  // Cumulative: where the step ends.
   double actual_end_s = 0;   // seconds after the earliest MPI_Init exit
   double mpm_end_s = 0;      // Phi(s, rank); NaN without MPM parameters
-  double error_pct = 0;
+  double error_pct = 0;      // formula 18 on the end times
   double compute_s = 0;
   double mpi_s = 0;
   std::uint64_t bytes_in = 0;
@@ -45,6 +51,7 @@ struct Report {
   int ranks = 0;
   bool complete = false;
   double actual_s = 0;                 // slowest rank, MPI_Init exit to MPI_Finalize entry
+  int finalized_ranks = 0;             // ranks read to MPI_Finalize; for the others actual_s ends at their last record
   std::vector<double> rank_actual_s;
   std::vector<double> loggps_rank_s;   // per rank: LogGPS-predicted finish; empty without LogGPS
   std::vector<ModelResult> models;     // MPM, BSPWB, LogGP, LogGPS, linear

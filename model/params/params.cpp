@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model/params/params_check.hpp"
+
 namespace mstep::model {
 namespace {
 
@@ -52,8 +54,8 @@ struct Reader {
   double number(const json& v, const std::string& key, bool allow_negative = true) const {
     if (!v.is_number()) fail(key, fmt::format("expected a number, got {}", kind(v)));
     const double d = v.get<double>();
-    if (!std::isfinite(d)) fail(key, "expected a finite number");
-    if (!allow_negative && d < 0) fail(key, fmt::format("must not be negative, got {}", d));
+    if (!std::isfinite(d)) out_of_range(file, key, fmt::format("{}", d));
+    if (!allow_negative && d < 0) out_of_range(file, key, fmt::format("{}", d));
     return d;
   }
   // A number, or null for +infinity (B of a line that does not grow with the size).
@@ -178,7 +180,7 @@ LinearCost read_line(const Reader& r, const json& j, const std::string& key, dou
   LinearCost c;
   c.T0 = r.number(r.need(j, key, "T0"), key + ".T0");
   c.B = r.number_or_inf(r.need(j, key, "B"), key + ".B");
-  if (c.B == 0) r.fail(key + ".B", "must not be 0 (null stands for infinite)");
+  if (c.B == 0) out_of_range(r.file, key + ".B", "0");
   if (const json* v = r.find(j, "residual")) residual = r.number(*v, key + ".residual", false);
   return c;
 }
@@ -295,7 +297,7 @@ CalibrationParams parse_params(std::string_view text, const std::string& name) {
   json j;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors, and numbers beyond a double (1e999)
     std::string what = e.what();
     if (const auto p = what.find("] "); what.rfind("[json.exception", 0) == 0 && p != std::string::npos) what = what.substr(p + 2);
     throw ParamsError(fmt::format("{}: not valid JSON: {}", name, what));
@@ -306,6 +308,8 @@ CalibrationParams parse_params(std::string_view text, const std::string& name) {
     if (version > static_cast<std::uint64_t>(kParamsFormatVersion))
       r.fail("version", fmt::format("format version {} is newer than this mstep reads ({})", version, kParamsFormatVersion));
   }
+  if (const json* v = r.find(j, "format"); v && (!v->is_string() || v->get<std::string>() != "mstep-params"))
+    r.fail("format", fmt::format("expected \"mstep-params\", got {}", v->dump()));
   CalibrationParams p;
   bool any_loggps = false;
   for (const char* k : kLogGpsKeys) any_loggps = any_loggps || r.find(j, k);
@@ -324,6 +328,7 @@ CalibrationParams parse_params(std::string_view text, const std::string& name) {
   if (const json* v = r.find(j, "warnings"))
     for (std::size_t i = 0; i < r.array(*v, "warnings").size(); ++i)
       p.warnings.push_back(r.text((*v)[i], fmt::format("warnings[{}]", i)));
+  check_params(p, name);
   return p;
 }
 

@@ -25,13 +25,34 @@ RankClock rank_clock(const RankTrace& t) {
   return c;
 }
 
+bool has_clock_samples(const RankTrace& t) {
+  const auto [init, fin] = clock_samples(t);
+  return init || fin;
+}
+
 Timeline::Timeline(const std::vector<const RankTrace*>& ranks) {
   clocks_.reserve(ranks.size());
-  double zero = std::numeric_limits<double>::infinity();
+  // The latest MPI_Init exit of the ranks with clock samples: where the others are placed.
+  double init_exit = -std::numeric_limits<double>::infinity();
   for (const RankTrace* t : ranks) {
     clocks_.push_back(t ? rank_clock(*t) : RankClock{});
-    if (t && !t->events.empty()) zero = std::min(zero, clocks_.back().global_ns(t->events.front().t_enter));
+    if (t && !t->events.empty() && has_clock_samples(*t))
+      init_exit = std::max(init_exit, clocks_.back().global_ns(t->events.front().t_exit));
   }
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const RankTrace* t = ranks[r];
+    if (!t || t->events.empty() || has_clock_samples(*t)) continue;
+    unplaced_.push_back(static_cast<int>(r));
+    // Without any placed rank every rank keeps its own start as zero (ticks from its first event).
+    if (!std::isfinite(init_exit)) continue;
+    RankClock& c = clocks_[r];
+    c.base_ticks = t->events.front().t_exit;
+    c.base_ns = init_exit;
+  }
+  double zero = std::numeric_limits<double>::infinity();
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r] && !ranks[r]->events.empty())
+      zero = std::min(zero, clocks_[r].global_ns(ranks[r]->events.front().t_enter));
   zero_ns_ = std::isfinite(zero) ? zero : 0;
 }
 

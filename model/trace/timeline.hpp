@@ -31,9 +31,15 @@ struct RankClock {
 // clock samples) the ticks are taken as nanoseconds-from-start at the header's rate.
 RankClock rank_clock(const RankTrace& t);
 
+// True when the rank has a clock sample (at MPI_Init or MPI_Finalize) tying it to rank 0's clock.
+bool has_clock_samples(const RankTrace& t);
+
 class Timeline {
  public:
-  // `ranks[i]` may be null (unreadable rank): its clock is then the identity.
+  // `ranks[i]` may be null (unreadable rank): its clock is then the identity. A rank without
+  // clock samples is placed by the others: its MPI_Init exit is put at the latest MPI_Init exit
+  // of the ranks that have samples (the recorder's collective clock sync inside MPI_Init lets
+  // them all leave it together), and it is listed in unplaced().
   explicit Timeline(const std::vector<const RankTrace*>& ranks);
   // Seconds since the earliest first event of any rank, on rank 0's clock.
   double seconds(int rank, std::uint64_t ticks) const {
@@ -44,9 +50,12 @@ class Timeline {
     return static_cast<double>(ticks) * clocks_[static_cast<std::size_t>(rank)].ns_per_tick * 1e-9;
   }
   const RankClock& clock(int rank) const { return clocks_[static_cast<std::size_t>(rank)]; }
+  // Ranks with events but no clock samples, in rank order: their times are approximate.
+  const std::vector<int>& unplaced() const { return unplaced_; }
 
  private:
   std::vector<RankClock> clocks_;
+  std::vector<int> unplaced_;
   double zero_ns_ = 0;
 };
 

@@ -25,6 +25,11 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
     m.ticks_per_second = j.value("ticks_per_second", 0.0);
     m.stack_depth = j.value("stack_depth", 1);
     m.complete = j.value("complete", false);
+    m.write_failed_ranks = j.value("write_failed_ranks", 0);
+    if (m.write_failed_ranks > 0)
+      problems.push_back(fmt::format("{}: {} rank{} could not write all of the trace (disk full or I/O error); "
+                                     "their files end early", file.string(), m.write_failed_ranks,
+                                     m.write_failed_ranks == 1 ? "" : "s"));
     if (j.value("format_version", 0) != kTraceVersion)
       problems.push_back(fmt::format("{}: format version {}, this mstep reads version {}",
                                      file.string(), j.value("format_version", 0), kTraceVersion));
@@ -36,7 +41,47 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
   return m;
 }
 
+RankState state_of(TraceEnd e) {
+  switch (e) {
+    case TraceEnd::Complete: return RankState::Complete;
+    case TraceEnd::Unfinished: return RankState::Unfinished;
+    case TraceEnd::Truncated: return RankState::Truncated;
+    case TraceEnd::Corrupt: return RankState::Corrupt;
+  }
+  return RankState::Corrupt;
+}
+
 }  // namespace
+
+const char* rank_state_name(RankState s) {
+  switch (s) {
+    case RankState::NotLoaded: return "not loaded";
+    case RankState::Complete: return trace_end_name(TraceEnd::Complete);
+    case RankState::Unfinished: return trace_end_name(TraceEnd::Unfinished);
+    case RankState::Truncated: return trace_end_name(TraceEnd::Truncated);
+    case RankState::Corrupt: return trace_end_name(TraceEnd::Corrupt);
+    case RankState::Missing: return "missing";
+    case RankState::Unreadable: return "unreadable";
+  }
+  return "?";
+}
+
+RunMeta read_run_meta(const std::string& dir) {
+  std::vector<std::string> ignored;
+  return read_meta(fs::path(dir) / kMetaFileName, ignored);
+}
+
+TraceCompleteness trace_completeness(const TraceDir& d) {
+  TraceCompleteness c;
+  for (const RankState s : d.states) {
+    if (s == RankState::Complete) ++c.complete_ranks;
+    else if (s == RankState::Unfinished) ++c.unfinished_ranks;
+    else if (s != RankState::NotLoaded) ++c.damaged_ranks;
+  }
+  c.complete = d.meta.present && d.meta.complete && d.meta.write_failed_ranks == 0 &&
+               c.complete_ranks == static_cast<int>(d.states.size());
+  return c;
+}
 
 TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank) {
   TraceDir d;
@@ -60,13 +105,17 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank) {
   if (only_rank && (*only_rank < 0 || *only_rank >= ranks))
     throw TraceError(fmt::format("{}: no rank {} (the run has ranks 0 to {})", path, *only_rank, ranks - 1));
   d.ranks.resize(static_cast<std::size_t>(ranks));
+  d.states.assign(static_cast<std::size_t>(ranks), RankState::NotLoaded);
   for (int r = 0; r < ranks; ++r) {
     if (only_rank && r != *only_rank) continue;
     const auto file = (dir / rank_file_name(r)).string();
+    auto& state = d.states[static_cast<std::size_t>(r)];
     if (!fs::exists(file, ec)) {
+      state = RankState::Missing;
       d.problems.push_back(fmt::format("{}: missing", file));
       continue;
     }
+    state = RankState::Unreadable;
     try {
       RankTrace t = read_rank_trace(file);
       if (t.header.rank != r || (d.meta.present && t.header.world_size != ranks))
@@ -75,6 +124,10 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank) {
         d.problems.push_back(t.problem + " (the events before it are kept)");
       else if (t.end == TraceEnd::Unfinished)
         d.problems.push_back(fmt::format("{}: unfinished: the rank did not reach MPI_Finalize", file));
+      state = state_of(t.end);
+      if (!t.events.empty() && t.events.back().op == Op::Abort)
+        d.problems.push_back(fmt::format("{}: the rank called MPI_Abort (error code {}): the run was aborted", file,
+                                         t.events.back().tag));
       d.ranks[static_cast<std::size_t>(r)] = std::move(t);
     } catch (const TraceError& e) {
       d.problems.push_back(e.what());

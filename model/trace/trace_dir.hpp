@@ -19,12 +19,26 @@ struct RunMeta {
   double ticks_per_second = 0;
   int stack_depth = 1;
   bool complete = false;
+  int write_failed_ranks = 0;  // ranks whose trace writes failed (disk full, I/O error)
 };
+
+// How much of one rank's file was read.
+enum class RankState {
+  NotLoaded,   // not asked for (load_trace_dir with only_rank)
+  Complete,    // read to its End frame: the rank reached MPI_Finalize
+  Unfinished,  // whole frames, no End frame: the rank stopped before MPI_Finalize
+  Truncated,   // its last frame is cut short (killed while writing, or a failed write)
+  Corrupt,     // a damaged frame; nothing after it was read
+  Missing,     // no file
+  Unreadable,  // not a trace of this version: nothing of it was read
+};
+const char* rank_state_name(RankState s);
 
 struct TraceDir {
   std::string path;
   RunMeta meta;
   std::vector<std::optional<RankTrace>> ranks;  // index = rank; nullopt where unreadable
+  std::vector<RankState> states;                // index = rank
   std::vector<std::string> problems;            // one line each: file, frame, reason
   bool ok() const { return problems.empty(); }
 };
@@ -32,6 +46,20 @@ struct TraceDir {
 // Loads the run in `path` (all ranks, or only `only_rank`). Throws TraceError when `path` is not
 // a trace directory at all; anything less is a line in `problems`.
 TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank = std::nullopt);
+
+// meta.json of the trace in `dir` alone (present false when it is missing or unreadable).
+RunMeta read_run_meta(const std::string& dir);
+
+// The one notion of completeness of `mstep stats`, `report`, `whatif` and `record`: a trace is
+// complete only when meta.json says the run finished with every write done AND every rank file
+// was read to its End frame.
+struct TraceCompleteness {
+  bool complete = false;
+  int complete_ranks = 0;
+  int unfinished_ranks = 0;  // ended before MPI_Finalize, whole frames
+  int damaged_ranks = 0;     // truncated, corrupt, missing or unreadable
+};
+TraceCompleteness trace_completeness(const TraceDir& d);
 
 // A rank's clock samples taken at MPI_Init and at MPI_Finalize (null where missing).
 struct ClockSamples {

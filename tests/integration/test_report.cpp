@@ -118,6 +118,25 @@ TEST_CASE("report: MPM and BSPWB predict an imbalanced exchange", "[report][mode
   // Two ranks that exchange every step: every Gamma is the whole world, so BSPWB = MPM.
   const double p_mpm = mpm.at("predicted_s"), p_bspwb = bspwb.at("predicted_s");
   CHECK(std::abs(p_bspwb - p_mpm) <= 1e-9 * std::abs(p_mpm));
+  // Steps: each on its own (its end minus the end of the step before) beside the cumulative end.
+  std::map<int, std::pair<double, double>> previous_end;  // rank -> (actual, MPM)
+  REQUIRE(rep.at("steps").size() >= 20);
+  for (const auto& st : rep.at("steps")) {
+    INFO(st.dump());
+    const int r = st.at("rank");
+    auto& [actual_before, mpm_before] = previous_end[r];
+    CHECK(st.at("warmup") == (st.at("step") == 1));
+    CHECK(st.at("actual_s").get<double>() == Approx(st.at("actual_end_s").get<double>() - actual_before).margin(1e-12));
+    CHECK(st.at("mpm_s").get<double>() == Approx(st.at("mpm_end_s").get<double>() - mpm_before).margin(1e-12));
+    CHECK(st.at("miss_s").get<double>() == Approx(st.at("mpm_s").get<double>() - st.at("actual_s").get<double>()).margin(1e-12));
+    actual_before = st.at("actual_end_s");
+    mpm_before = st.at("mpm_end_s");
+  }
+  // The text table ranks steps by the time their prediction misses, and marks the warm-up step.
+  const Result text = run({kMstep, "report", dir.string(), "--params", params.string(), "--top", "100"},
+                          no_default_params(dir.parent_path()));
+  CHECK(text.out.find("whose MPM prediction misses by the most time") != std::string::npos);
+  CHECK(text.out.find("(w): the warm-up step") != std::string::npos);
 }
 
 TEST_CASE("report: without parameters the models are null, a bad parameter file fails in one line", "[report][params]") {

@@ -97,13 +97,20 @@ void killed_run(int sig) {
   const json d1 = dump_rank(dir, 1, 1);
   CHECK(d1.at("events").size() == j["per_rank"][1].at("events"));
   CHECK(d1.at("events").size() > 200);
+  // One timeline whatever killed the rank: the Init clock samples were on disk since MPI_Init, so
+  // the report measures the seconds the job ran, not the machine's uptime.
+  const Result rep = run({kMstep, "report", dir.string(), "--format", "json"}, no_default_params(dir.parent_path()));
+  const json jr = parse_json(rep.out);
+  CHECK(jr.at("actual_s").get<double>() > 0.1);
+  CHECK(jr.at("actual_s").get<double>() < 60);
+  for (const auto& p : jr.at("problems")) CHECK(p.get<std::string>().find("no clock samples") == std::string::npos);
 }
 
 }  // namespace
 
-TEST_CASE("a rank killed with SIGKILL leaves a readable trace", "[killed]") { killed_run(SIGKILL); }
+TEST_CASE("a rank killed with SIGKILL leaves a readable trace", "[killed][faults]") { killed_run(SIGKILL); }
 
-TEST_CASE("a rank killed with SIGTERM flushes its trace", "[killed]") { killed_run(SIGTERM); }
+TEST_CASE("a rank killed with SIGTERM flushes its trace", "[killed][faults]") { killed_run(SIGTERM); }
 
 TEST_CASE("many small frames: exact counts across frame boundaries", "[frames]") {
   const fs::path dir = test_dir() / "trace";
@@ -146,7 +153,7 @@ TEST_CASE("stats reads a trace of many small frames in linear time", "[frames]")
   CHECK(r.seconds < 5);
 }
 
-TEST_CASE("a program that exits without MPI_Finalize leaves a readable, unfinished trace", "[killed]") {
+TEST_CASE("a program that exits without MPI_Finalize leaves a readable, unfinished trace", "[killed][faults]") {
   const fs::path dir = test_dir() / "trace";
   const Result rec = record(dir, 2, {prog("no_finalize")});
   CHECK(rec.code == 0);
@@ -247,6 +254,7 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     const fs::path f = d / "rank-00001.mst";
     fs::resize_file(f, fs::file_size(f) - 7);
     const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j.at("complete") == false);  // meta.json says complete, but a rank file is cut short
     CHECK(j["per_rank"][1].at("status") == "truncated");
     CHECK(j["per_rank"][0].at("status") == "complete");
     CHECK(j["per_rank"][0].at("calls") == ref.j["per_rank"][0].at("calls"));
@@ -260,8 +268,24 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     const fs::path f = d / "rank-00001.mst";
     fs::resize_file(f, 40);  // header and half a frame header
     const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j.at("complete") == false);
     CHECK(j["per_rank"][1].at("status") == "truncated");
     CHECK(j["per_rank"][1].at("events") == 0);
+  }
+  {
+    INFO("a rank file cut inside its file header: the rank keeps its row");
+    const fs::path d = copy("headless");
+    fs::resize_file(d / "rank-00001.mst", 10);
+    const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j.at("complete") == false);
+    CHECK(j.at("ranks_read") == 1);
+    REQUIRE(j.at("per_rank").size() == 2);
+    CHECK(j["per_rank"][1].at("rank") == 1);
+    CHECK(j["per_rank"][1].at("status") == "unreadable");
+    CHECK(j["per_rank"][1].at("events") == 0);
+    // report: the same notion of completeness.
+    const Result rep = run({kMstep, "report", d.string(), "--format", "json"}, no_default_params(base));
+    CHECK(parse_json(rep.out).at("complete") == false);
   }
   {
     INFO("a corrupt byte in the first frame's compressed bytes");
@@ -286,6 +310,7 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     io.put(static_cast<char>(c ^ 0x5a));
     io.close();
     const json j = check_damaged_stats(d, {"rank-00000.mst"});
+    CHECK(j.at("complete") == false);
     CHECK(j["per_rank"][0].at("status") == "corrupt");
     CHECK(j["per_rank"][0].at("events") == 0);  // nothing after a damaged frame is read
     CHECK(j["per_rank"][1].at("status") == "complete");
@@ -295,8 +320,11 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     const fs::path d = copy("missing");
     fs::remove(d / "rank-00001.mst");
     const json j = check_damaged_stats(d, {"rank-00001.mst"});
+    CHECK(j.at("complete") == false);
     CHECK(j.at("ranks") == 2);
     CHECK(j.at("ranks_read") == 1);
+    REQUIRE(j.at("per_rank").size() == 2);
+    CHECK(j["per_rank"][1].at("status") == "missing");
   }
   {
     INFO("a missing meta.json");
@@ -311,6 +339,8 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     const fs::path d = copy("garbage");
     std::ofstream(d / "rank-00000.mst", std::ios::trunc) << "this is not an mstep trace at all, no";
     const json j = check_damaged_stats(d, {"rank-00000.mst"});
+    CHECK(j.at("complete") == false);
     CHECK(j.at("ranks_read") == 1);
+    CHECK(j["per_rank"][0].at("status") == "unreadable");
   }
 }

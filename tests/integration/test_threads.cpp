@@ -50,4 +50,27 @@ TEST_CASE("threads: two threads per rank ping-pong under MPI_THREAD_MULTIPLE", "
     }
     check_all_callsites_in(d, "threads.c");
   }
+
+  // The report says which figures hold for multi-threaded ranks and computes no model: never a
+  // time in MPI over 100% of the run, a model error from replaying interleaved threads as one
+  // sequence, or MPM's "steps depend on each other in a cycle".
+  const fs::path params = dir.parent_path() / "params.json";
+  std::ofstream(params) << R"({"format": "mstep-params", "L": 3e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 1e-6,
+    "Gs": 1e-10, "Gl": 1e-10, "s": 1024, "S": 65536, "mpm": {"g": 1e-10, "L": 2e-6},
+    "linear": {"boundary": 1024, "below": {"T0": 2e-6, "B": 1e9}, "above": {"T0": 5e-6, "B": 5e9}}})";
+  const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
+  for (const char* model : {"MPM", "BSPWB", "LogGP", "LogGPS", "linear"}) {
+    INFO(model);
+    const json& m = rep.at("models").at(model);
+    CHECK(m.at("predicted_s").is_null());
+    CHECK(m.at("note").get<std::string>().rfind("not available for multi-threaded ranks: ranks 0, 1 made MPI calls", 0) == 0);
+  }
+  CHECK(rep.at("steps").empty());
+  CHECK(rep.at("mpi_time_s").get<double>() <= rep.at("actual_s").get<double>() * 2);
+  bool noted = false;
+  for (const auto& note : rep.at("notes")) noted = noted || note.get<std::string>().rfind("MPI_THREAD_MULTIPLE: ranks 0, 1", 0) == 0;
+  CHECK(noted);
+  const Result text = run({kMstep, "report", dir.string(), "--params", params.string()}, no_default_params(dir.parent_path()));
+  CHECK(text.code == 0);
+  CHECK(text.out.find("cycle") == std::string::npos);
 }

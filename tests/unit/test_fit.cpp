@@ -410,12 +410,12 @@ TEST_CASE("Parameter file errors name the file and the key", "[params]") {
   CHECK(error_of("[1]") == "p.json: expected a JSON object, got an array");
   CHECK(error_of("{}") .rfind("p.json: no parameters", 0) == 0);
   // g is seconds per byte: a negative one would predict nothing, silently.
-  CHECK(error_of(R"({"mpm": {"g": -1, "L": 5e-6}})") == "p.json: key 'mpm.g': must not be negative, got -1");
+  CHECK(error_of(R"({"mpm": {"g": -1, "L": 5e-6}})") == "p.json: key 'mpm.g': -1 is out of range: expected seconds per byte, finite and >= 0");
   CHECK(error_of(R"({"L": 1e-6})") ==
         "p.json: key 'o': missing (a LogGPS parameter file needs L, o, Os, Or, g, Gs, Gl, s and S)");
   const std::string ok = R"("o": 1, "Os": 0, "Or": 0, "g": 0, "Gs": 0, "Gl": 0, "s": 10, "S": null)";
   CHECK(error_of(R"({"L": "fast", )" + ok + "}") == "p.json: key 'L': expected a number, got a string");
-  CHECK(error_of(R"({"L": -1, )" + ok + "}") == "p.json: key 'L': must not be negative, got -1");
+  CHECK(error_of(R"({"L": -1, )" + ok + "}") == "p.json: key 'L': -1 is out of range: expected seconds, finite and >= 0");
   CHECK(error_of(R"({"L": 1, "o": 1, "Os": 0, "Or": 0, "g": 0, "Gs": 0, "Gl": 0, "s": 1.5, "S": 4})") ==
         "p.json: key 's': expected a non-negative whole number of bytes (or null for infinite), got 1.5");
   CHECK(error_of(R"({"mpm": {"g": 1}})") == "p.json: key 'mpm.L': missing");
@@ -427,7 +427,7 @@ TEST_CASE("Parameter file errors name the file and the key", "[params]") {
   CHECK(error_of(R"({"mpm": {"g": 1, "L": 1}, "broadcast": {"bytes": 8, "lambda": [[0, 1], [1]], "injection": []}})") ==
         "p.json: key 'broadcast.lambda[1]': expected 2 values, got 1");
   CHECK(error_of(R"({"linear": {"boundary": 8, "below": {"T0": 1, "B": 0}, "above": {"T0": 1, "B": null}}})") ==
-        "p.json: key 'linear.below.B': must not be 0 (null stands for infinite)");
+        "p.json: key 'linear.below.B': 0 is out of range: expected bytes per second, > 0 (null for infinite)");
   CHECK(error_of(R"({"version": 7, "mpm": {"g": 1, "L": 1}})") ==
         "p.json: key 'version': format version 7 is newer than this mstep reads (1)");
   CHECK(error_of(R"({"mpm": {"g": 1, "L": 1}, "raw": {"bytes": [1, 2], "gap": [1]}})") ==

@@ -5,12 +5,15 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "format/trace_format.hpp"
+#include "model/trace/trace_dir.hpp"
 #include "tools/mstep/commands.hpp"
 
 namespace mstep::cli {
@@ -25,6 +28,9 @@ struct RecordOptions {
   std::string buffer;
   std::vector<std::string> command;
 };
+
+volatile std::sig_atomic_t g_signal = 0;
+void note_signal(int sig) { g_signal = sig; }
 
 [[noreturn]] void fail(int code, const std::string& message) {
   std::fprintf(stderr, "mstep: %s\n", message.c_str());
@@ -57,6 +63,43 @@ void prepare_dir(const RecordOptions& o) {
     if (is_trace_file(e.path())) fs::remove(e.path(), ec);
 }
 
+// One line on what was recorded. False when the recording itself failed: a rank could not write
+// all of its file (disk full, I/O error). A run that ended early (no MPI_Finalize, killed) is not
+// a failure of the recording.
+bool summarize(const std::string& dir) {
+  std::optional<TraceDir> d;
+  try {
+    // Cheap in the usual case: a complete trace is only counted, not read.
+    RunMeta meta = read_run_meta(dir);
+    if (meta.present && meta.complete && meta.write_failed_ranks == 0) {
+      std::fprintf(stderr, "mstep: trace of %d rank%s in %s (mstep stats %s)\n", meta.ranks,
+                   meta.ranks == 1 ? "" : "s", dir.c_str(), dir.c_str());
+      return true;
+    }
+    d = load_trace_dir(dir);
+  } catch (const TraceError& e) {
+    std::fprintf(stderr, "mstep: the trace in %s is unreadable: %s\n", dir.c_str(), e.what());
+    return false;
+  }
+  const TraceCompleteness c = trace_completeness(*d);
+  // Every rank finalized but meta.json does not say so: rank 0 could not rewrite it.
+  const bool meta_stale = c.damaged_ranks == 0 && c.unfinished_ranks == 0 && !d->meta.complete;
+  // A failure of the recording: a rank said its writes failed, rank 0 could not update meta.json,
+  // or an incomplete trace on a full file system (then meta.json could not say so). A file cut
+  // short because mpiexec killed its rank is not: the command's status tells that story.
+  struct statvfs fs_info {};
+  const bool disk_full = ::statvfs(dir.c_str(), &fs_info) == 0 && fs_info.f_bavail == 0;
+  const bool damaged = d->meta.write_failed_ranks > 0 || meta_stale || (!c.complete && disk_full);
+  std::string why = d->problems.empty() ? std::string("no MPI_Finalize") : d->problems.front();
+  for (const auto& p : d->problems)
+    if (p.find("MPI_Abort") != std::string::npos) why = p;  // the cause of the other ranks' ends
+  if (meta_stale) why = fmt::format("{} was not updated at MPI_Finalize", kMetaFileName);
+  if (!c.complete && disk_full) why = "its file system is full: the ranks could not write all of their trace";
+  std::fprintf(stderr, "mstep: incomplete trace of %zu rank%s in %s: %s (mstep stats %s)\n", d->ranks.size(),
+               d->ranks.size() == 1 ? "" : "s", dir.c_str(), why.c_str(), dir.c_str());
+  return !damaged;
+}
+
 int run(const RecordOptions& o) {
   if (o.command.empty()) fail(2, "record needs a command to run, e.g. mstep record -- mpiexec -n 2 ./app");
   const std::string lib = find_preload_library();
@@ -79,27 +122,29 @@ int run(const RecordOptions& o) {
     std::fprintf(stderr, "mstep: cannot run '%s': %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }
-  // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on.
-  std::signal(SIGINT, SIG_IGN);
-  std::signal(SIGTERM, SIG_IGN);
+  // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on, and
+  // remembers it: mpiexec.hydra sometimes exits 0 after forwarding a Ctrl-C to its ranks, and an
+  // interrupted run must not look like a successful one.
+  std::signal(SIGINT, note_signal);
+  std::signal(SIGTERM, note_signal);
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (code == 0 && g_signal != 0) code = 128 + g_signal;
+  // The command's own failure comes first; a command that succeeded but left no trace (or a
+  // damaged one) is a failure of the recording.
+  const int failed = code != 0 ? code : 1;
   std::error_code ec;
+  fs::remove(fs::path(o.dir) / (std::string(kMetaFileName) + ".tmp"), ec);
   if (!fs::exists(fs::path(o.dir) / kMetaFileName, ec)) {
     std::fprintf(stderr,
                  "mstep: no trace was written to %s (did the program call MPI_Init, and is it "
                  "linked with MPICH?)\n",
                  o.dir.c_str());
-  } else {
-    int ranks = 0;
-    for (const auto& e : fs::directory_iterator(o.dir, ec))
-      if (e.path().extension() == ".mst") ++ranks;
-    std::fprintf(stderr, "mstep: trace of %d rank%s in %s (mstep stats %s)\n", ranks,
-                 ranks == 1 ? "" : "s", o.dir.c_str(), o.dir.c_str());
+    return failed;
   }
-  return code;
+  return summarize(o.dir) ? code : failed;
 }
 
 }  // namespace

@@ -71,6 +71,7 @@ nlohmann::json to_json(const Report& rep, const std::vector<Hotspot>& hot, const
   j["complete"] = rep.complete;
   j["params"] = params_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(params_file);
   j["actual_s"] = rep.actual_s;
+  j["measured_to"] = rep.finalized_ranks == rep.ranks ? "MPI_Finalize" : "last record";
   j["rank_actual_s"] = rep.rank_actual_s;
   nlohmann::json models = nlohmann::json::object();
   for (const auto& m : rep.models) {
@@ -98,7 +99,9 @@ nlohmann::json to_json(const Report& rep, const std::vector<Hotspot>& hot, const
   j["messages"] = rep.messages;
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& s : rep.steps) {
-    steps.push_back({{"rank", s.rank}, {"step", s.step}, {"actual_end_s", s.actual_end_s},
+    steps.push_back({{"rank", s.rank}, {"step", s.step}, {"warmup", s.step == 1}, {"actual_s", s.actual_s},
+                     {"mpm_s", number_or_null(s.mpm_s)}, {"miss_s", number_or_null(s.miss_s)},
+                     {"step_error_pct", number_or_null(s.step_error_pct)}, {"actual_end_s", s.actual_end_s},
                      {"mpm_end_s", number_or_null(s.mpm_end_s)}, {"error_pct", number_or_null(s.error_pct)},
                      {"compute_s", s.compute_s}, {"mpi_s", s.mpi_s}, {"bytes_in", s.bytes_in},
                      {"bytes_out", s.bytes_out}, {"partners", s.partners}});
@@ -127,7 +130,13 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
   std::size_t slowest = 0;
   for (std::size_t r = 0; r < rep.rank_actual_s.size(); ++r)
     if (rep.rank_actual_s[r] > rep.rank_actual_s[slowest]) slowest = r;
-  fmt::print("actual run time {:.6f} s (slowest rank {}, MPI_Init to MPI_Finalize)\n", rep.actual_s, slowest);
+  // Say what was measured: without MPI_Finalize a rank's time ends at its last record.
+  const std::string span =
+      rep.finalized_ranks == rep.ranks
+          ? std::string("MPI_Init to MPI_Finalize")
+          : fmt::format("MPI_Init to the last record: {} of {} ranks did not reach MPI_Finalize",
+                        rep.ranks - rep.finalized_ranks, rep.ranks);
+  fmt::print("actual run time {:.6f} s (slowest rank {}, {})\n", rep.actual_s, slowest, span);
   fmt::print("time in MPI {:.6f} s = {:.1f}% of all ranks' time; {} messages matched\n", rep.mpi_s,
              share_pct(rep, rep.mpi_s), rep.messages);
   if (!params_file.empty()) fmt::print("parameters: {}\n", params_file);
@@ -158,21 +167,30 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
       fmt::print("{:<30} {:>10} {:>12.6f} {:>14}\n", mpi_name(static_cast<Op>(i)), f.calls, f.seconds, f.bytes);
   }
 
+  // The steps whose prediction misses by the most time, each step on its own (a miss early in a
+  // rank's run would otherwise show again in every later step's end time); the end times stay
+  // beside them as the cumulative view.
   std::vector<const model::StepRow*> worst;
   for (const auto& s : rep.steps)
-    if (std::isfinite(s.error_pct)) worst.push_back(&s);
-  std::sort(worst.begin(), worst.end(), [](auto* a, auto* b) { return std::abs(a->error_pct) > std::abs(b->error_pct); });
+    if (std::isfinite(s.miss_s)) worst.push_back(&s);
+  std::sort(worst.begin(), worst.end(), [](auto* a, auto* b) { return std::abs(a->miss_s) > std::abs(b->miss_s); });
   fmt::print("\nM-steps: {} over all ranks", rep.steps.size());
   if (worst.empty()) {
     fmt::print(" (MPM needs parameters)\n");
   } else {
-    fmt::print("; the {} worst predicted by MPM\n{:>5} {:>5} {:>12} {:>12} {:>9} {:>12} {:>10} {:>10}\n",
-               std::min(top, worst.size()), "rank", "step", "actual s", "MPM s", "error %", "compute s", "in B", "out B");
+    fmt::print("; the {} whose MPM prediction misses by the most time (per step; 'end' columns cumulative)\n"
+               "{:>5} {:>7} {:>12} {:>12} {:>12} {:>9} {:>12} {:>12} {:>10} {:>10}\n",
+               std::min(top, worst.size()), "rank", "step", "actual s", "MPM s", "miss s", "error %", "end s",
+               "MPM end s", "in B", "out B");
+    bool warmup = false;
     for (std::size_t i = 0; i < worst.size() && i < top; ++i) {
       const auto& s = *worst[i];
-      fmt::print("{:>5} {:>5} {:>12.6f} {:>12.6f} {:>+9.1f} {:>12.6f} {:>10} {:>10}\n", s.rank, s.step, s.actual_end_s,
-                 s.mpm_end_s, s.error_pct, s.compute_s, s.bytes_in, s.bytes_out);
+      warmup = warmup || s.step == 1;
+      fmt::print("{:>5} {:>7} {:>12.6f} {:>12.6f} {:>+12.6f} {:>+9.1f} {:>12.6f} {:>12.6f} {:>10} {:>10}\n", s.rank,
+                 s.step == 1 ? "1 (w)" : fmt::format("{}", s.step), s.actual_s, s.mpm_s, s.miss_s, s.step_error_pct,
+                 s.actual_end_s, s.mpm_end_s, s.bytes_in, s.bytes_out);
     }
+    if (warmup) fmt::print("(w): the warm-up step, the run's first messages on cold connections and buffers\n");
   }
   if (!rep.collective_algorithms.empty()) {
     fmt::print("\nCollectives as the LogGPS replay decomposed them\n");

@@ -80,10 +80,12 @@ nlohmann::json to_json(const TraceDir& d, const std::vector<RankStats>& ranks) {
   }
   j["trace"] = d.path;
   j["ranks"] = d.ranks.size();
-  j["ranks_read"] = ranks.size();
+  std::size_t read = 0;
+  for (const auto& r : d.ranks) read += r.has_value();
+  j["ranks_read"] = read;
   j["events"] = events;
   j["trace_bytes"] = bytes;
-  j["complete"] = d.meta.complete;
+  j["complete"] = trace_completeness(d).complete;
   j["command"] = d.meta.command;
   j["calls"] = total_calls;
   j["per_rank"] = per_rank;
@@ -95,7 +97,7 @@ void print_text(const TraceDir& d, const std::vector<RankStats>& ranks) {
   std::uint64_t events = 0, bytes = 0;
   for (const auto& r : ranks) events += r.events, bytes += r.trace_bytes;
   fmt::print("mstep stats: {} ({} ranks, {})\n", d.path, d.ranks.size(),
-             d.meta.complete ? "complete" : "incomplete");
+             trace_completeness(d).complete ? "complete" : "incomplete");
   if (!d.meta.command.empty()) fmt::print("command: {}\n", fmt::join(d.meta.command, " "));
   if (!d.meta.mpi_library.empty()) fmt::print("MPI: {}\n", d.meta.mpi_library);
   fmt::print("\n{:>5} {:>10} {:>7} {:>12} {:>8} {:>12} {:>12}  {}\n", "rank", "events", "steps",
@@ -145,9 +147,18 @@ void add_stats(CLI::App& app) {
   add_format_option(*cmd, o->format);
   cmd->callback([o] {
     const TraceDir d = load_trace_dir(o->dir);
+    // Every rank has a row: a missing or unreadable one says so, with nothing counted.
     std::vector<RankStats> ranks;
-    for (std::size_t r = 0; r < d.ranks.size(); ++r)
-      if (d.ranks[r]) ranks.push_back(count(*d.ranks[r], static_cast<int>(r)));
+    for (std::size_t r = 0; r < d.ranks.size(); ++r) {
+      if (d.ranks[r]) {
+        ranks.push_back(count(*d.ranks[r], static_cast<int>(r)));
+      } else {
+        RankStats missing;
+        missing.rank = static_cast<int>(r);
+        missing.status = rank_state_name(d.states[r]);
+        ranks.push_back(missing);
+      }
+    }
     if (o->format == "json") fmt::print("{}\n", to_json(d, ranks).dump(2));
     else print_text(d, ranks);
     report_problems(d);
