@@ -132,7 +132,13 @@ void Recorder::write_meta(bool complete) {
   info.ticks_per_second = ticks_per_second_;
   info.stack_depth = config_.stack_depth;
   info.complete = complete;
+  info.delay = delay_json_;
   write_run_info(dir_ + "/" + kMetaFileName, info);
+}
+
+void Recorder::note_delay(std::string json) {
+  delay_json_ = std::move(json);
+  if (rank_ == 0) write_meta(false);
 }
 
 ThreadBuffer& Recorder::new_thread_buffer() {

@@ -20,6 +20,7 @@ struct RunInfo {
   double ticks_per_second = 0;
   int stack_depth = 1;
   bool complete = false;
+  std::string delay;  // JSON object of the delay apparatus's settings; empty: none applied
 };
 
 // Writes meta.json atomically (temporary file, then rename). Returns false on failure.
