@@ -109,3 +109,62 @@ TEST_CASE("a malformed delay setting is one line, and the run goes on undelayed"
   CHECK_FALSE(d.meta.contains("delay"));
   CHECK(d.phases.pingpong < 2 * kRounds * 50e-6);
 }
+
+namespace {
+
+// A parameter file with LogGPS, MPM and linear sections, as mstep calibrate writes them.
+fs::path write_params(const fs::path& dir) {
+  const fs::path p = dir / "params.json";
+  std::ofstream(p) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
+    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
+    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("mstep sensitivity: measured slowdown under added L beside each model's") {
+  const fs::path dir = test_dir();
+  const fs::path params = write_params(dir);
+  const Result r = run({kMstep, "sensitivity", "-o", (dir / "sens").string(), "--params", params.string(), "--sweep",
+                        "L=0,200us", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "20"});
+  REQUIRE(r.code == 0);
+  const json j = parse_json(r.out);
+  CHECK(j.at("parameter") == "L");
+  CHECK(j.at("variable") == "MSTEP_DELAY_L");
+  REQUIRE(j.at("points").size() == 2);
+  const json& p = j.at("points")[1];
+  CHECK(p.at("label") == "200us");
+  CHECK(p.at("added").get<double>() == Approx(200e-6));
+  // 20 ping-pong round trips and 40 exchange/Sendrecv rounds: 80 one-way latencies of 200 us
+  // (16 ms) were added to a run that takes about 2 ms without them, most of it start-up (the first
+  // messages of a pair set up the connection) whose length varies by a millisecond or two.
+  CHECK(p.at("actual_s").get<double>() - j.at("baseline_s").get<double>() >= 80 * 200e-6 * 0.75);
+  CHECK(p.at("slowdown").get<double>() > 2);
+  // Every model predicts a slowdown from the baseline trace, LogGPS by raising L.
+  for (const char* m : {"MPM", "BSPWB", "LogGP", "LogGPS", "linear"}) {
+    INFO(m);
+    CHECK(p.at("models").at(m).at("slowdown").get<double>() > 1.5);
+  }
+  CHECK(fs::exists(dir / "sens" / "baseline-1" / "meta.json"));
+  CHECK(fs::exists(dir / "sens" / "L=200us-1" / "meta.json"));
+}
+
+TEST_CASE("mstep sensitivity refuses a bad sweep and a missing parameter file in one line") {
+  const fs::path dir = test_dir();
+  const fs::path params = write_params(dir);
+  Result r = run({kMstep, "sensitivity", "--params", params.string(), "--sweep", "Q=1us", "--", kMpiexec, "-n", "2",
+                  prog("delay")});
+  CHECK(r.code == 2);
+  CHECK(r.err == "mstep: --sweep 'Q=1us': the parameter must be L, o, g or G (e.g. --sweep L=0,5us,10us)\n");
+  r = run({kMstep, "sensitivity", "--params", params.string(), "--sweep", "L=0,-5us", "--", kMpiexec, "-n", "2",
+           prog("delay")});
+  CHECK(r.code == 2);
+  CHECK(r.err == "mstep: --sweep 'L=0,-5us': '-5us' must be a finite amount of 0 or more\n");
+  r = run({kMstep, "sensitivity", "--sweep", "L=0", "--", kMpiexec, "-n", "2", prog("delay")},
+          no_default_params(dir));
+  CHECK(r.code == 1);
+  CHECK(r.err ==
+        "mstep: sensitivity needs calibrated parameters: run `mstep calibrate -o params.json` and pass --params "
+        "params.json\n");
+}
