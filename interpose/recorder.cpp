@@ -133,6 +133,7 @@ void Recorder::write_meta(bool complete) {
   info.stack_depth = config_.stack_depth;
   info.complete = complete;
   info.delay = delay_json_;
+  info.environment = mpi_environment();
   write_run_info(dir_ + "/" + kMetaFileName, info);
 }
 

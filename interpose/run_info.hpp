@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include "format/environment.hpp"
 #include "format/trace_format.hpp"
 
 namespace mstep {
@@ -20,6 +21,7 @@ struct RunInfo {
   double ticks_per_second = 0;
   int stack_depth = 1;
   bool complete = false;
+  MpiEnvironment environment;  // rank 0's UCX_*, MPIR_CVAR_*, MPICH_*: the network the run had
   std::string delay;  // JSON object of the delay apparatus's settings; empty: none applied
 };
 

@@ -25,6 +25,7 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
     m.ticks_per_second = j.value("ticks_per_second", 0.0);
     m.stack_depth = j.value("stack_depth", 1);
     m.complete = j.value("complete", false);
+    if (j.contains("environment")) m.environment = j.at("environment").get<MpiEnvironment>();
     if (j.value("format_version", 0) != kTraceVersion)
       problems.push_back(fmt::format("{}: format version {}, this mstep reads version {}",
                                      file.string(), j.value("format_version", 0), kTraceVersion));

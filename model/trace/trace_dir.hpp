@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "format/environment.hpp"
 #include "format/rank_trace.hpp"
 
 namespace mstep {
@@ -19,6 +20,8 @@ struct RunMeta {
   double ticks_per_second = 0;
   int stack_depth = 1;
   bool complete = false;
+  // Rank 0's UCX_*, MPIR_CVAR_*, MPICH_* variables; absent in traces of mstep before 2026-11-24.
+  std::optional<MpiEnvironment> environment;
 };
 
 struct TraceDir {

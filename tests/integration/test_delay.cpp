@@ -137,10 +137,11 @@ TEST_CASE("mstep sensitivity: measured slowdown under added L beside each model'
   CHECK(p.at("label") == "200us");
   CHECK(p.at("added").get<double>() == Approx(200e-6));
   // 20 ping-pong round trips and 40 exchange/Sendrecv rounds: 80 one-way latencies of 200 us
-  // (16 ms) were added to a run that takes about 2 ms without them, most of it start-up (the first
-  // messages of a pair set up the connection) whose length varies by a millisecond or two.
-  CHECK(p.at("actual_s").get<double>() - j.at("baseline_s").get<double>() >= 80 * 200e-6 * 0.75);
-  CHECK(p.at("slowdown").get<double>() > 2);
+  // (16 ms), one after the other, lie inside the delayed run (a run of about 2 ms without them,
+  // but the baseline is one run on a machine that may be busy, so only the ratio is checked).
+  CHECK(p.at("actual_s").get<double>() >= 80 * 200e-6);
+  CHECK(p.at("slowdown").get<double>() ==
+        Approx(p.at("actual_s").get<double>() / j.at("baseline_s").get<double>()));
   // Every model predicts a slowdown from the baseline trace, LogGPS by raising L.
   for (const char* m : {"MPM", "BSPWB", "LogGP", "LogGPS", "linear"}) {
     INFO(m);

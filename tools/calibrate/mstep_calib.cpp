@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "format/environment.hpp"
 #include "model/params/fit.hpp"
 #include "model/params/params.hpp"
 #include "tools/calibrate/mpi_util.hpp"
@@ -68,20 +69,6 @@ std::string utc_now() {
   return text;
 }
 
-// The settings that change what MPI does: UCX_*, MPIR_CVAR_*, MPICH_*.
-std::map<std::string, std::string> mpi_environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string kv = *e;
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string k = kv.substr(0, eq);
-    if (k == "MPIR_CVAR_CH3_INTERFACE_HOSTNAME") continue;  // set by the launcher for every rank
-    if (k.rfind("UCX_", 0) == 0 || k.rfind("MPIR_CVAR_", 0) == 0 || k.rfind("MPICH_", 0) == 0)
-      env[k] = kv.substr(eq + 1);
-  }
-  return env;
-}
 
 model::CurveSegment segment_of(const std::string& curve, const std::vector<model::PrttPoint>& pts,
                                std::size_t begin, std::size_t end, const model::LineFit& f,
@@ -326,7 +313,7 @@ int run(int argc, char** argv) {
     m.pair = {0, partner};
     m.mode = o.quick ? "quick" : "full";
     m.half_rtt_8B = pt.half_rtt_8B;
-    m.environment = mpi_environment();
+    m.environment = mstep::mpi_environment();
     m.notes.push_back(pinning);
     if (oversubscribed)
       p.warnings.push_back("a host runs more ranks than it has CPUs: the pattern and broadcast times include time "
