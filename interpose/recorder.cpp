@@ -158,9 +158,16 @@ void Recorder::write_meta(bool complete, int write_failed_ranks) {
   info.stack_depth = config_.stack_depth;
   info.complete = complete;
   info.write_failed_ranks = write_failed_ranks;
+  info.delay = delay_json_;
+  info.environment = mpi_environment();
   const std::string path = dir_ + "/" + kMetaFileName;
   if (!write_run_info(path, info))
     std::fprintf(stderr, "mstep: cannot write %s: %s; the trace is marked incomplete\n", path.c_str(), std::strerror(errno));
+}
+
+void Recorder::note_delay(std::string json) {
+  delay_json_ = std::move(json);
+  if (rank_ == 0) write_meta(false);
 }
 
 ThreadBuffer& Recorder::new_thread_buffer() {

@@ -86,6 +86,10 @@ class Recorder {
   std::optional<RequestInfo> take_request(MPI_Request r);
 
   int rank() const { return rank_; }
+  // Rank 0's clock minus this rank's, as measured at MPI_Init (0 before start()).
+  std::int64_t init_offset_ns() const { return clocks_.empty() ? 0 : clocks_.front().offset_ns; }
+  // The delay apparatus's settings for meta.json ("delay"); rewrites it on rank 0.
+  void note_delay(std::string json);
 
  private:
   ThreadBuffer& buffer() {
@@ -131,6 +135,7 @@ class Recorder {
   double ticks_per_second_ = 1e9;
   std::vector<std::string> hosts_;
   std::string mpi_version_;
+  std::string delay_json_;
 
   static thread_local ThreadBuffer* tls_buffer_;
 };

@@ -41,12 +41,17 @@ constexpr int kSyncTag = 7011;
 }  // namespace
 
 bool write_run_info(const std::string& path, const RunInfo& info) {
+  std::string environment;
+  for (const auto& [k, v] : info.environment)
+    environment += fmt::format("{}{}: {}", environment.empty() ? "" : ", ", json_string(k), json_string(v));
   const std::string text = fmt::format(
       "{{\n  \"format_version\": {},\n  \"ranks\": {},\n  \"command\": {},\n"
       "  \"mpi_library\": {},\n  \"hosts\": {},\n  \"clock\": {},\n  \"ticks_per_second\": {:.1f},\n"
-      "  \"stack_depth\": {},\n  \"complete\": {},\n  \"write_failed_ranks\": {}\n}}\n",
+      "  \"stack_depth\": {},\n  \"environment\": {{{}}},\n{}  \"complete\": {},\n"
+      "  \"write_failed_ranks\": {}\n}}\n",
       kTraceVersion, info.ranks, json_list(info.command), json_string(info.mpi_library),
-      json_list(info.hosts), json_string(info.clock), info.ticks_per_second, info.stack_depth,
+      json_list(info.hosts), json_string(info.clock), info.ticks_per_second, info.stack_depth, environment,
+      info.delay.empty() ? std::string() : fmt::format("  \"delay\": {},\n", info.delay),
       info.complete ? "true" : "false", info.write_failed_ranks);
   const std::string tmp = path + ".tmp";
   std::FILE* f = std::fopen(tmp.c_str(), "w");

@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include "format/environment.hpp"
 #include "format/trace_format.hpp"
 
 namespace mstep {
@@ -21,6 +22,8 @@ struct RunInfo {
   int stack_depth = 1;
   bool complete = false;
   int write_failed_ranks = 0;  // ranks whose trace writes failed (their files end early)
+  MpiEnvironment environment;  // rank 0's UCX_*, MPIR_CVAR_*, MPICH_*: the network the run had
+  std::string delay;  // JSON object of the delay apparatus's settings; empty: none applied
 };
 
 // Writes meta.json atomically (temporary file, then rename). Returns false on failure, with

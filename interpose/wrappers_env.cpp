@@ -12,6 +12,8 @@ int start_recording(int rc, std::uint64_t t_enter, Op op, void* ret) {
   PMPI_Query_thread(&level);
   g_recorder.start(level, t_enter);
   if (!g_recorder.active()) return rc;
+  g_delay.start(g_recorder.rank(), g_recorder.init_offset_ns());
+  if (g_delay.on()) g_recorder.note_delay(g_delay.json());
   Event e;
   e.op = op;
   e.callsite = g_recorder.callsite(ret);

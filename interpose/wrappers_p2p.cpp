@@ -10,6 +10,7 @@ using namespace mstep;
                             MPI_Comm comm) {                                                   \
     if (!g_recorder.active()) return PMPI_##NAME(buf, count, type, dest, tag, comm);           \
     Event e = begin_event(Op::NAME, MSTEP_CALLER);                                             \
+    if (g_delay.on()) [[unlikely]] delay_send(comm, dest, tag, count, type);                   \
     const int rc = PMPI_##NAME(buf, count, type, dest, tag, comm);                             \
     e.t_exit = now_ticks();                                                                    \
     const CommInfo& c = g_recorder.comm(comm);                                                 \
@@ -32,6 +33,7 @@ MSTEP_BLOCKING_SEND(Rsend)
                             MPI_Comm comm, MPI_Request* request) {                             \
     if (!g_recorder.active()) return PMPI_##NAME(buf, count, type, dest, tag, comm, request);  \
     Event e = begin_event(Op::NAME, MSTEP_CALLER);                                             \
+    if (g_delay.on()) [[unlikely]] delay_send(comm, dest, tag, count, type);                   \
     const int rc = PMPI_##NAME(buf, count, type, dest, tag, comm, request);                    \
     e.t_exit = now_ticks();                                                                    \
     const CommInfo& c = g_recorder.comm(comm);                                                 \
@@ -56,6 +58,7 @@ extern "C" int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
   Event e = begin_event(Op::Recv, MSTEP_CALLER);
   const int rc = PMPI_Recv(buf, count, type, source, tag, comm, st);
+  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] delay_recv(comm, *st);
   e.t_exit = now_ticks();
   const CommInfo& c = g_recorder.comm(comm);
   e.comm = c.id;
@@ -114,8 +117,10 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
   MPI_Status own;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
   Event e = begin_event(Op::Sendrecv, MSTEP_CALLER);
+  if (g_delay.on()) [[unlikely]] delay_send(comm, dest, sendtag, sendcount, sendtype);
   const int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                recvtype, source, recvtag, comm, st);
+  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] delay_recv(comm, *st);
   e.t_exit = now_ticks();
   record_sendrecv(e, comm, dest, sendtag, bytes_of(sendcount, sendtype), source, recvtag, *st);
   return rc;
@@ -129,7 +134,9 @@ extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int
   MPI_Status own;
   MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
   Event e = begin_event(Op::Sendrecv_replace, MSTEP_CALLER);
+  if (g_delay.on()) [[unlikely]] delay_send(comm, dest, sendtag, count, type);
   const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st);
+  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] delay_recv(comm, *st);
   e.t_exit = now_ticks();
   record_sendrecv(e, comm, dest, sendtag, bytes_of(count, type), source, recvtag, *st);
   return rc;

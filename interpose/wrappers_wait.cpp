@@ -12,9 +12,15 @@ namespace {
 thread_local std::vector<MPI_Request> t_handles;
 thread_local std::vector<MPI_Status> t_statuses;
 
+// Records of one call held back while the delay apparatus waits for its receives, so that every
+// record of the call carries the same exit time (the one after the last wait).
+thread_local std::vector<Event> t_delayed;
+
 class Completions {
  public:
-  explicit Completions(const Event& call) : call_(call) {}
+  explicit Completions(const Event& call) : call_(call), delayed_(g_delay.on()) {
+    if (delayed_) [[unlikely]] t_delayed.clear();
+  }
 
   // Request `handle` (as it was before the call) completed with status `st`.
   void add(MPI_Request handle, const MPI_Status* st) {
@@ -31,11 +37,24 @@ class Completions {
       e.comm = info->comm->id;
       set_received(e, *info->comm, *st);
     }
-    g_recorder.record(e);
     any_ = true;
+    if (delayed_) [[unlikely]] {
+      if (info->recv) delay_recv(*info->comm, *st);
+      t_delayed.push_back(e);
+      return;
+    }
+    g_recorder.record(e);
   }
   // A call that completed nothing mstep knows of still took MPI time.
   void finish(bool incomplete) {
+    if (delayed_ && any_) [[unlikely]] {
+      const std::uint64_t t_exit = now_ticks();
+      for (Event& e : t_delayed) {
+        e.t_exit = t_exit;
+        g_recorder.record(e);
+      }
+      return;
+    }
     if (any_) return;
     Event e = call_;
     if (incomplete) e.flags |= kIncomplete;
@@ -44,6 +63,7 @@ class Completions {
 
  private:
   Event call_;
+  bool delayed_;
   bool any_ = false;
 };
 

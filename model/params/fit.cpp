@@ -446,8 +446,27 @@ LoggpsFit derive_loggps(std::span<const PrttPoint> points, std::uint64_t S_measu
     v = 0;
   };
   const double below_S = static_cast<double>(std::min(S, points.back().bytes));
-  clamp(P.L, "L");
+  // L = half RTT - 2o can only come out negative where the measured send and receive overheads
+  // overlap the transfer (fast periods of shared memory). Clamping L alone would make o + L + o
+  // overshoot the half round trip; keep the sum instead: o takes half of it and L is 0.
+  if (P.L < 0) {
+    out.warnings.push_back(fmt::format(
+        "L came out negative ({:.3g} s: o = {:.3g} s is more than half the small-message half round trip "
+        "{:.3g} s); o is set to half of it and L to 0, so that o + L + o stays the half round trip",
+        P.L, P.o, out.rtt_fit.intercept));
+    P.o = std::max(0.0, out.rtt_fit.intercept / 2);
+    P.L = 0;
+  }
   clamp(P.o, "o");
+  // The cost of a small message, o + L + o, against the smallest size's measured half round trip.
+  if (const PrttPoint& smallest = points.front(); smallest.bytes < S && smallest.half_rtt > 0) {
+    const double model = 2 * P.o + P.L + P.Os * static_cast<double>(smallest.bytes) +
+                         P.Or * static_cast<double>(smallest.bytes);
+    if (std::abs(model / smallest.half_rtt - 1) > 0.05)
+      out.warnings.push_back(fmt::format("o + L + o = {:.3g} s is {:+.0f}% off the measured half round trip of {} B "
+                                         "({:.3g} s)", model, 100 * (model / smallest.half_rtt - 1),
+                                         smallest.bytes, smallest.half_rtt));
+  }
   clamp(P.Os, "Os", below_S, o_s);
   clamp(P.Or, "Or", below_S, o_r);
   clamp(P.g, "g");

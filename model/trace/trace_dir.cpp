@@ -30,6 +30,7 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       problems.push_back(fmt::format("{}: {} rank{} could not write all of the trace (disk full or I/O error); "
                                      "their files end early", file.string(), m.write_failed_ranks,
                                      m.write_failed_ranks == 1 ? "" : "s"));
+    if (j.contains("environment")) m.environment = j.at("environment").get<MpiEnvironment>();
     if (j.value("format_version", 0) != kTraceVersion)
       problems.push_back(fmt::format("{}: format version {}, this mstep reads version {}",
                                      file.string(), j.value("format_version", 0), kTraceVersion));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "format/environment.hpp"
 #include "format/rank_trace.hpp"
 
 namespace mstep {
@@ -20,6 +21,8 @@ struct RunMeta {
   int stack_depth = 1;
   bool complete = false;
   int write_failed_ranks = 0;  // ranks whose trace writes failed (disk full, I/O error)
+  // Rank 0's UCX_*, MPIR_CVAR_*, MPICH_* variables; absent in traces of mstep before 2026-11-24.
+  std::optional<MpiEnvironment> environment;
 };
 
 // How much of one rank's file was read.

@@ -249,6 +249,24 @@ TEST_CASE("LogGPS parameters recovered from noisy PRTT curves", "[fit]") {
     const LoggpsFit fit = derive_loggps(synthetic_curves(truth, noise), truth.S);
     CHECK_FALSE(fit.warnings.empty());
   }
+  SECTION("overheads that overlap the transfer: L is never negative and o + L + o keeps the half round trip") {
+    // A fast period of shared memory: the time inside MPI_Send and MPI_Recv (o = 400 ns each) is
+    // more than half the small-message half round trip (600 ns), so half RTT - 2o = -200 ns.
+    LogGPSParams fast = truth;
+    fast.o = 400e-9;
+    fast.L = -200e-9;
+    Noise noise;
+    const auto pts = synthetic_curves(fast, noise);
+    const LoggpsFit fit = derive_loggps(pts, fast.S);
+    CHECK(fit.params.L == 0);
+    CHECK(fit.params.o == Approx(300e-9).epsilon(0.02));
+    const double model = 2 * fit.params.o + fit.params.L + 8 * (fit.params.Os + fit.params.Or);
+    CHECK(model == Approx(pts.front().half_rtt).epsilon(0.02));
+    const bool said = std::any_of(fit.warnings.begin(), fit.warnings.end(), [](const std::string& w) {
+      return w.rfind("L came out negative", 0) == 0 && w.find("o + L + o stays the half round trip") != std::string::npos;
+    });
+    CHECK(said);
+  }
   CHECK_THROWS_AS(derive_loggps(std::vector<PrttPoint>{{1, 1, 1, 1, 1}}, 2), std::invalid_argument);
 }
 

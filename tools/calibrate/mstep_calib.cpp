@@ -10,10 +10,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "format/environment.hpp"
 #include "model/params/fit.hpp"
 #include "model/params/params.hpp"
 #include "tools/calibrate/mpi_util.hpp"
@@ -28,6 +30,7 @@ namespace {
 
 struct Options {
   std::string output;
+  std::string phase_file;  // rank 0 names the phase it is in there, for mstep calibrate's watchdog
   bool quick = false;
   std::uint64_t max_size = 4u << 20;
   std::uint64_t bcast_bytes = 8;
@@ -46,6 +49,19 @@ std::vector<std::uint64_t> size_grid(std::uint64_t max, bool dense) {
   return v;
 }
 
+// The phase rank 0 is in, for the watchdog of `mstep calibrate` (a rank stuck elsewhere holds
+// rank 0 in the next collective, so rank 0's phase names where the run stopped). The test hook
+// MSTEP_CALIB_STALL=<phase> makes rank 0 stop there, so that the watchdog can be tested.
+void enter_phase(const Options& o, int rank, const char* phase) {
+  if (rank != 0 || o.phase_file.empty()) return;
+  if (std::FILE* f = std::fopen(o.phase_file.c_str(), "w")) {
+    std::fputs(phase, f);
+    std::fclose(f);
+  }
+  if (const char* stall = std::getenv("MSTEP_CALIB_STALL"); stall && std::strcmp(stall, phase) == 0)
+    for (;;) ::pause();
+}
+
 std::string utc_now() {
   char text[32];
   const std::time_t t = std::time(nullptr);
@@ -53,20 +69,6 @@ std::string utc_now() {
   return text;
 }
 
-// The settings that change what MPI does: UCX_*, MPIR_CVAR_*, MPICH_*.
-std::map<std::string, std::string> mpi_environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string kv = *e;
-    const auto eq = kv.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string k = kv.substr(0, eq);
-    if (k == "MPIR_CVAR_CH3_INTERFACE_HOSTNAME") continue;  // set by the launcher for every rank
-    if (k.rfind("UCX_", 0) == 0 || k.rfind("MPIR_CVAR_", 0) == 0 || k.rfind("MPICH_", 0) == 0)
-      env[k] = kv.substr(eq + 1);
-  }
-  return env;
-}
 
 model::CurveSegment segment_of(const std::string& curve, const std::vector<model::PrttPoint>& pts,
                                std::size_t begin, std::size_t end, const model::LineFit& f,
@@ -81,10 +83,17 @@ constexpr std::uint64_t kColdStartBytes = 4096;
 
 model::ColdStart cold_start_of(const ColdStartSamples& samples, model::CalibrationParams& p) {
   model::ColdStart c = model::fit_cold_start(samples.rtt, samples.send, samples.bytes);
-  if (p.loggps) c.from = p.loggps->s, c.to = p.loggps->S;
+  // The sizes that pay: the eager sizes of the protocol the measured size uses. Below s, where
+  // there is a short protocol of its own (s < S), messages travel inside the FIFO element and do
+  // not pay (shared memory); where s = S (TCP: one eager protocol) every eager size does.
+  if (p.loggps) {
+    c.to = p.loggps->S;
+    c.from = p.loggps->s < p.loggps->S && p.loggps->s <= samples.bytes ? p.loggps->s : 0;
+  }
   if (samples.bytes < c.from || samples.bytes >= c.to) {
-    p.meta.notes.push_back(fmt::format("cold start not measured: {} B is outside the eager range {}..{} B",
-                                       samples.bytes, c.from, c.to));
+    p.meta.notes.push_back(fmt::format("cold start not measured: {} B is not an eager size here (eager: below {} B; "
+                                       "short protocol below {} B)",
+                                       samples.bytes, c.to, p.loggps ? p.loggps->s : 0));
     c.messages = 0;
   } else if (c.messages > 0) {
     p.meta.notes.push_back(fmt::format("cold start: the first {} messages of a pair cost {:.1f} us more to send "
@@ -189,6 +198,7 @@ int run(int argc, char** argv) {
   app.add_option("--bcast-bytes", o.bcast_bytes, "Message size of the broadcast inputs, bytes")->check(CLI::Range(0, 1 << 24));
   app.add_flag("!--no-pin", o.pin, "Do not pin ranks to CPUs");
   app.add_flag("!--quiet", o.progress, "No progress lines");
+  app.add_option("--phase-file", o.phase_file, "File in which rank 0 names the phase it is in");
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -269,15 +279,21 @@ int run(int argc, char** argv) {
       std::fprintf(stderr, "mstep_calib: %d ranks on %s; point-to-point between ranks 0 and %d, %zu sizes, 1 B..%llu B\n",
                    size, hosts[0].c_str(), partner, po.sizes.size(), static_cast<unsigned long long>(o.max_size));
     // First, while the pair's channel is fresh: the cold start.
+    enter_phase(o, rank, "cold start");
     if (pair) cold = measure_cold_start(pair, sb.data(), rb.data(), kColdStartBytes, o.quick ? 256 : 512);
+    enter_phase(o, rank, "point-to-point");
     if (pair) pt = measure_pt2pt(pair, sb, rb, po);
+    enter_phase(o, rank, "fresh buffers");
     if (pair) fresh_per_byte = measure_fresh_per_byte(pair, {1u << 20, 4u << 20}, o.quick ? 3 : 5);
     sleepy_barrier(MPI_COMM_WORLD);
   }
+  enter_phase(o, rank, "patterns");
   const PatternResult pat = measure_patterns(MPI_COMM_WORLD, sb, rb, pa);
+  enter_phase(o, rank, "broadcast inputs");
   const BroadcastResult bc = measure_broadcast_inputs(MPI_COMM_WORLD, sb, rb, bo);
   if (rank == 0 && o.progress) std::fprintf(stderr, "mstep_calib: broadcast inputs done (%.1f s)\n", bc.seconds);
 
+  enter_phase(o, rank, "fit and write");
   if (rank == 0) {
     model::CalibrationParams p = build_params(pt, pat, pa, bc, o.bcast_bytes, size);
     p.cold = cold_start_of(cold, p);
@@ -297,7 +313,7 @@ int run(int argc, char** argv) {
     m.pair = {0, partner};
     m.mode = o.quick ? "quick" : "full";
     m.half_rtt_8B = pt.half_rtt_8B;
-    m.environment = mpi_environment();
+    m.environment = mstep::mpi_environment();
     m.notes.push_back(pinning);
     if (oversubscribed)
       p.warnings.push_back("a host runs more ranks than it has CPUs: the pattern and broadcast times include time "
@@ -309,6 +325,7 @@ int run(int argc, char** argv) {
     m.duration_s = now() - start;
     model::write_params(o.output, p);
   }
+  enter_phase(o, rank, "finalize");
   return 0;
 }
 

@@ -4,7 +4,9 @@
 #include <climits>
 #include <csignal>
 #include <cstring>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +30,7 @@ struct CalibrateOptions {
   bool quick = false;
   bool quiet = false;
   std::uint64_t max_size = 0;
+  double timeout_s = 120;
   std::vector<std::string> launcher;
 };
 
@@ -46,7 +49,11 @@ std::string find_benchmark() {
   return fs::exists(candidate, ec) ? candidate.string() : std::string();
 }
 
-int run_command(const std::vector<std::string>& command) {
+// The launcher under a watchdog: when the phase rank 0 names in `phase_file` has not changed for
+// `timeout_s` seconds (0: never), the launcher is stopped (SIGTERM, then SIGKILL) and the phase
+// is returned in `stuck`.
+int run_command(const std::vector<std::string>& command, const fs::path& phase_file, double timeout_s,
+                std::string& stuck) {
   std::vector<char*> argv;
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -61,7 +68,29 @@ int run_command(const std::vector<std::string>& command) {
   auto old_int = std::signal(SIGINT, SIG_IGN);
   auto old_term = std::signal(SIGTERM, SIG_IGN);
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  std::string phase = "start";
+  auto changed = std::chrono::steady_clock::now();
+  auto term_sent = changed;
+  bool terminating = false;
+  for (;;) {
+    const pid_t done = ::waitpid(child, &status, WNOHANG);
+    if (done == child || (done < 0 && errno != EINTR)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto now = std::chrono::steady_clock::now();
+    if (std::FILE* f = std::fopen(phase_file.c_str(), "r")) {
+      char buf[64] = {};
+      const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+      std::fclose(f);
+      if (n > 0 && phase != std::string(buf, n)) phase.assign(buf, n), changed = now;
+    }
+    if (!terminating && timeout_s > 0 && now - changed > std::chrono::duration<double>(timeout_s)) {
+      stuck = phase;
+      ::kill(child, SIGTERM);
+      terminating = true;
+      term_sent = now;
+    } else if (terminating && now - term_sent > std::chrono::seconds(5)) {
+      ::kill(child, SIGKILL);
+    }
   }
   std::signal(SIGINT, old_int);
   std::signal(SIGTERM, old_term);
@@ -86,8 +115,22 @@ void run(const CalibrateOptions& o) {
   if (o.quiet) command.push_back("--quiet");
   if (o.max_size > 0) command.insert(command.end(), {"--max-size", std::to_string(o.max_size)});
 
-  const int code = run_command(command);
-  if (code != 0) {
+  const fs::path phase_file = out.string() + ".phase";
+  command.insert(command.end(), {"--phase-file", phase_file.string()});
+  std::string stuck;
+  const int code = run_command(command, phase_file, o.timeout_s, stuck);
+  fs::remove(phase_file, ec);
+  // Stuck in MPI_Finalize after rank 0 wrote every parameter: the measurement is whole.
+  const bool whole = stuck == "finalize" && fs::exists(partial, ec);
+  if (whole)
+    std::fprintf(stderr, "mstep: warning: the calibration did not get through MPI_Finalize in %g s and was stopped; "
+                 "its parameters were already written\n", o.timeout_s);
+  if (!stuck.empty() && !whole) {
+    fs::remove(partial, ec);
+    fail(1, fmt::format("calibration stuck in phase '{}' for {:g} s: stopped it (no parameter file written)", stuck,
+                        o.timeout_s));
+  }
+  if (code != 0 && !whole) {
     fs::remove(partial, ec);
     fail(code == 127 ? 127 : 1, fmt::format("calibration failed: {} exited with code {}", command.front(), code));
   }
@@ -119,6 +162,9 @@ void add_calibrate(CLI::App& app) {
   cmd->add_flag("-f,--force", o->force, "Replace an existing parameter file");
   cmd->add_flag("--quick", o->quick, "Short mode: fewer sizes and repetitions (a few seconds)");
   cmd->add_flag("-q,--quiet", o->quiet, "No progress and no summary");
+  cmd->add_option("--timeout", o->timeout_s,
+                  "Seconds one phase may take before the calibration is stopped and the phase named (0: no limit)")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--max-size", o->max_size, "Largest message size in bytes (default 4 MiB, quick 2 MiB)")
       ->check(CLI::Range(1024, 1 << 30));
   cmd->add_option("launcher", o->launcher,

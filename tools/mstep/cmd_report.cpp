@@ -226,6 +226,7 @@ void add_report(CLI::App& app) {
         throw CLI::RuntimeError(1);
       }
     }
+    if (params) warn_if_other_network(*params, params_file, trace);
     const Report rep = model::build_report(trace, params ? &*params : nullptr);
     const auto hot = resolve_hotspots(trace, rep);
     if (o->format == "json") fmt::print("{}\n", to_json(rep, hot, params_file).dump(2));

@@ -219,6 +219,7 @@ void run(const Options& o, const std::vector<std::pair<model::EditKind, std::str
   // Checked before the trace is read: a mistake fails at once, not after a long load.
   const model::EditedParams ed = edited(baseline, o, edits);
   const TraceDir trace = load_trace_dir(o.dir);
+  warn_if_other_network(baseline, params_file, trace);
   const WhatIfResult res = model::compare_whatif(trace, baseline, ed.params);
   const auto hot = resolve_hotspots(trace, res);
   if (o.format == "json") fmt::print("{}\n", to_json(res, ed, hot, params_file, o.network).dump(2));

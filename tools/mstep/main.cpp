@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   mstep::cli::add_report(app);
   mstep::cli::add_whatif(app);
   mstep::cli::add_validate(app);
+  mstep::cli::add_sensitivity(app);
   // `mstep record [options] -- command...`: CLI11 hands a prefix command's words over only when
   // they are not behind "--", so drop the "--" that ends record's own options (and only that one:
   // the command may have a "--" of its own).
@@ -46,8 +47,10 @@ int main(int argc, char** argv) {
     for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
       known = known || sub->get_name() == args.front();
     if (!known) {
-      std::fprintf(stderr, "mstep: unknown command '%s' (commands: record, stats, dump, report, whatif, calibrate, params, validate)\n",
-                   args.front().c_str());
+      std::string names;
+      for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      std::fprintf(stderr, "mstep: unknown command '%s' (commands: %s)\n", args.front().c_str(), names.c_str());
       return 2;
     }
   }

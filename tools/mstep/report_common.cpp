@@ -1,5 +1,6 @@
 #include "tools/mstep/report_common.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -34,6 +35,16 @@ SourceLocation site_location(Symbolizer& sym, const TraceDir& trace, const model
     break;
   }
   return loc;
+}
+
+void warn_if_other_network(const model::CalibrationParams& params, const std::string& params_file,
+                           const TraceDir& trace) {
+  if (!trace.meta.environment || params.meta.source.empty()) return;
+  const std::string diff =
+      environment_differences(*trace.meta.environment, params.meta.environment, "the run", params_file.c_str());
+  if (!diff.empty())
+    std::fprintf(stderr, "mstep: warning: the run and its parameters are from different networks (%s): the "
+                 "predictions are for the parameters' network\n", diff.c_str());
 }
 
 }  // namespace mstep::cli

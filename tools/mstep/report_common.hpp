@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "model/params/params.hpp"
 #include "model/trace/trace_dir.hpp"
 #include "model/analysis/waits.hpp"
 #include "tools/symbols/symbolizer.hpp"
@@ -13,6 +14,11 @@ namespace mstep::cli {
 // --params, else the trace directory's params.json, else $MSTEP_PARAMS, else the user's default
 // (~/.config/mstep/params.json); empty when there is none.
 std::string find_params(const std::string& given, const std::string& trace);
+
+// One line on stderr when the parameters were calibrated on another network than the run had
+// (their UCX_*, MPIR_CVAR_*, MPICH_* variables differ); nothing when either side has no record.
+void warn_if_other_network(const model::CalibrationParams& params, const std::string& params_file,
+                           const TraceDir& trace);
 
 // The application's line of a wait site: the innermost frame of its call site outside MPI and
 // mstep (the innermost frame if all are inside); empty when the rank or call site is unknown.

@@ -1,0 +1,134 @@
+#include "interpose/delay.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace mstep {
+
+DelayApparatus g_delay;
+
+namespace {
+
+// A number followed by one of `units` (suffix, factor); false if anything else follows.
+struct Unit {
+  const char* suffix;
+  double factor;
+};
+
+template <std::size_t N>
+bool parse_with_units(const char* text, const Unit (&units)[N], double& out) {
+  if (!text || !*text) return false;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || !std::isfinite(v) || v < 0) return false;
+  for (const Unit& u : units) {
+    if (std::strcmp(end, u.suffix) == 0) {
+      out = v * u.factor;
+      return true;
+    }
+  }
+  return false;
+}
+
+constexpr Unit kTimeUnits[] = {{"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
+constexpr Unit kPerByteUnits[] = {{"s/B", 1},      {"ms/B", 1e-3}, {"us/B", 1e-6}, {"ns/B", 1e-9},
+                                  {"ps/B", 1e-12}, {"ns", 1e-9},   {"ps", 1e-12}};
+
+void read_one(const char* name, bool per_byte, double& out, std::string& error) {
+  const char* v = std::getenv(name);
+  if (!v) return;
+  const bool ok = per_byte ? parse_delay_per_byte(v, out) : parse_delay_time(v, out);
+  if (!ok && error.empty())
+    error = fmt::format("{}='{}' is not {}", name, v,
+                        per_byte ? "a time per byte (e.g. 2ns/B)" : "a time (e.g. 5us)");
+}
+
+std::string json_seconds(double v) { return v < 0 ? "null" : fmt::format("{:.9g}", v); }
+
+}  // namespace
+
+bool parse_delay_time(const char* text, double& seconds) { return parse_with_units(text, kTimeUnits, seconds); }
+
+bool parse_delay_per_byte(const char* text, double& seconds_per_byte) {
+  return parse_with_units(text, kPerByteUnits, seconds_per_byte);
+}
+
+DelaySettings read_delay_settings() {
+  DelaySettings s;
+  read_one("MSTEP_DELAY_L", false, s.L, s.error);
+  read_one("MSTEP_DELAY_O", false, s.o, s.error);
+  read_one("MSTEP_DELAY_GAP", false, s.gap, s.error);
+  read_one("MSTEP_DELAY_PER_BYTE", true, s.per_byte, s.error);
+  return s;
+}
+
+void DelayApparatus::start(int rank, std::int64_t to_rank0_ns) {
+  settings_ = read_delay_settings();
+  if (!settings_.error.empty()) {
+    if (rank == 0) std::fprintf(stderr, "mstep: %s; no delay applied\n", settings_.error.c_str());
+    settings_ = DelaySettings{};
+    return;
+  }
+  if (!settings_.any()) return;
+  o_ns_ = settings_.o > 0 ? std::llround(settings_.o * 1e9) : 0;
+  gap_ns_ = settings_.gap > 0 ? std::llround(settings_.gap * 1e9) : 0;
+  L_ns_ = settings_.L > 0 ? std::llround(settings_.L * 1e9) : 0;
+  per_byte_ns_ = settings_.per_byte > 0 ? settings_.per_byte * 1e9 : 0;
+  carry_time_ = settings_.L >= 0;  // even L=0: what carrying the times costs is then measurable
+  to_rank0_ns_ = to_rank0_ns;
+  // Every rank reads the same environment (the launcher passes it on), so all or none dup here.
+  if (carry_time_) PMPI_Comm_dup(MPI_COMM_WORLD, &shadow_);
+  on_ = true;
+}
+
+std::string DelayApparatus::json() const {
+  if (!on_) return "null";
+  return fmt::format(R"({{"L": {}, "o": {}, "g": {}, "G": {}}})", json_seconds(settings_.L),
+                     json_seconds(settings_.o), json_seconds(settings_.gap), json_seconds(settings_.per_byte));
+}
+
+std::int64_t DelayApparatus::now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void DelayApparatus::spin_until(std::int64_t t_ns) {
+  while (now_ns() < t_ns) {
+  }
+}
+
+void DelayApparatus::before_send(std::int32_t peer, int tag, std::uint64_t bytes) {
+  std::int64_t t = now_ns();
+  if (gap_ns_ > 0 && t < last_send_ns_ + gap_ns_) {
+    spin_until(last_send_ns_ + gap_ns_);
+    t = now_ns();
+  }
+  const auto cpu = o_ns_ + static_cast<std::int64_t>(per_byte_ns_ * static_cast<double>(bytes));
+  if (cpu > 0) {
+    spin_until(t + cpu);
+    t = now_ns();
+  }
+  last_send_ns_ = t;
+  if (carry_time_) {
+    // The send's start on rank 0's clock. 8 bytes are always eager: this never blocks.
+    std::int64_t start = t + to_rank0_ns_;
+    PMPI_Send(&start, 1, MPI_INT64_T, peer, tag, shadow_);
+  }
+}
+
+void DelayApparatus::after_recv(std::int32_t source, int tag) {
+  if (carry_time_) {
+    std::int64_t start = 0;
+    PMPI_Recv(&start, 1, MPI_INT64_T, source, tag, shadow_, MPI_STATUS_IGNORE);
+    spin_until(start - to_rank0_ns_ + L_ns_);
+  }
+  if (o_ns_ > 0) spin_until(now_ns() + o_ns_);
+}
+
+}  // namespace mstep

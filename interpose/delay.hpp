@@ -1,0 +1,71 @@
+// The delay apparatus (Martin's method, MODELS.md section 5): known delay added to every message
+// of the real run, so that a what-if of the models can be checked against a real run on a slower
+// network. Off unless an MSTEP_DELAY_* setting is given; then the wrappers call in here:
+//   o (MSTEP_DELAY_O): CPU time spent in the wrapper at each send's start and each receive's
+//     completion (a small message then costs o + L + o + 2 * added o, as MODELS.md charges it);
+//   g (MSTEP_DELAY_GAP): consecutive sends of a rank start at least g apart;
+//   G (MSTEP_DELAY_PER_BYTE): k * G of CPU time at a k-byte send's start, so a stream of sends
+//     runs at bandwidth 1 / (1/B + G);
+//   L (MSTEP_DELAY_L): a message cannot complete at its receiver before its send started plus L,
+//     with no CPU cost to the sender. Each send carries its start time in an 8-byte message on a
+//     private duplicate of MPI_COMM_WORLD (same tag, sent first, so it is there when the message
+//     is); the receiving wrapper takes it and waits until then. Ranks share CLOCK_MONOTONIC (one
+//     host) or are corrected by the offset to rank 0 measured at MPI_Init.
+// Applied to point-to-point messages: blocking and nonblocking sends, Recv, the Wait/Test family
+// for receive requests, Sendrecv, wildcard receives (the actual source). Not to collectives, and
+// rendezvous sends are not held back for their handshake (README.md, "The delay apparatus").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <mpi.h>
+
+namespace mstep {
+
+// Seconds, read from the environment. Negative: not set.
+struct DelaySettings {
+  double L = -1, o = -1, gap = -1, per_byte = -1;
+  std::string error;  // a setting that could not be read, in one line
+  bool any() const { return L >= 0 || o >= 0 || gap >= 0 || per_byte >= 0; }
+};
+
+DelaySettings read_delay_settings();
+// "12.5us" -> 12.5e-6 ("ns", "us", "ms", "s"; a bare number is seconds). False if malformed.
+bool parse_delay_time(const char* text, double& seconds);
+// "2ns/B", "0.5ns" (per byte), "1ps/B". False if malformed.
+bool parse_delay_per_byte(const char* text, double& seconds_per_byte);
+
+class DelayApparatus {
+ public:
+  // At MPI_Init, collectively on every rank (it duplicates MPI_COMM_WORLD when L is set).
+  // `to_rank0_ns`: rank 0's CLOCK_MONOTONIC minus this rank's (ClockSync::offset_ns at Init).
+  // Prints a malformed setting on rank 0 and leaves the apparatus off.
+  void start(int rank, std::int64_t to_rank0_ns);
+  bool on() const { return on_; }
+  const DelaySettings& settings() const { return settings_; }
+  // meta.json's "delay" object: the settings applied, in seconds ("null" when off).
+  std::string json() const;
+
+  // Before the PMPI send of `bytes` bytes to world rank `peer` with `tag` (not MPI_PROC_NULL).
+  void before_send(std::int32_t peer, int tag, std::uint64_t bytes);
+  // After a receive from world rank `source` with `tag` completed (not MPI_PROC_NULL).
+  void after_recv(std::int32_t source, int tag);
+
+ private:
+  static std::int64_t now_ns();
+  static void spin_until(std::int64_t t_ns);
+
+  bool on_ = false;
+  DelaySettings settings_;
+  std::int64_t o_ns_ = 0, gap_ns_ = 0, L_ns_ = 0;
+  double per_byte_ns_ = 0;
+  bool carry_time_ = false;          // L set: send times travel on shadow_
+  std::int64_t to_rank0_ns_ = 0;
+  std::int64_t last_send_ns_ = INT64_MIN / 2;
+  MPI_Comm shadow_ = MPI_COMM_NULL;
+};
+
+extern DelayApparatus g_delay;
+
+}  // namespace mstep

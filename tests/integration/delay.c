@@ -1,0 +1,61 @@
+/* The delay apparatus at work: three phases of 8-byte messages between ranks 0 and 1, each timed
+ * by rank 0 with MPI_Wtime (not wrapped, so not recorded):
+ *   pingpong  N round trips, MPI_Send/MPI_Recv                      2 one-way messages a round
+ *   exchange  N rounds of Irecv(ANY_SOURCE, ANY_TAG) + Isend + Waitall, both ranks at once
+ *   sendrecv  N rounds of MPI_Sendrecv, both ranks at once
+ * Rank 0 prints one line per phase: "phase=pingpong rounds=N seconds=S". Extra ranks only call
+ * MPI_Init and MPI_Finalize.
+ *
+ *   delay [rounds]
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int rounds = argc > 1 ? atoi(argv[1]) : 50;
+  if (size >= 2 && rank < 2) {
+    const int peer = 1 - rank;
+    double out = rank, in = 0;
+    MPI_Barrier(MPI_COMM_WORLD);  /* not delayed: collectives are outside the apparatus */
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < rounds; ++i) {
+      if (rank == 0) {
+        MPI_Send(&out, 1, MPI_DOUBLE, peer, 1, MPI_COMM_WORLD);
+        MPI_Recv(&in, 1, MPI_DOUBLE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(&in, 1, MPI_DOUBLE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(&out, 1, MPI_DOUBLE, peer, 1, MPI_COMM_WORLD);
+      }
+    }
+    if (rank == 0) printf("phase=pingpong rounds=%d seconds=%.9f\n", rounds, MPI_Wtime() - t0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (int i = 0; i < rounds; ++i) {
+      MPI_Request r[2];
+      MPI_Irecv(&in, 1, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r[0]);
+      MPI_Isend(&out, 1, MPI_DOUBLE, peer, 2 + i % 3, MPI_COMM_WORLD, &r[1]);
+      MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    }
+    if (rank == 0) printf("phase=exchange rounds=%d seconds=%.9f\n", rounds, MPI_Wtime() - t0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    for (int i = 0; i < rounds; ++i)
+      MPI_Sendrecv(&out, 1, MPI_DOUBLE, peer, 5, &in, 1, MPI_DOUBLE, peer, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (rank == 0) printf("phase=sendrecv rounds=%d seconds=%.9f\n", rounds, MPI_Wtime() - t0);
+    if (in != peer) {
+      fprintf(stderr, "delay: rank %d received %g, expected %d\n", rank, in, peer);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+  } else {
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Finalize();
+  return 0;
+}

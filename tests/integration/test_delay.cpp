@@ -1,0 +1,171 @@
+// The delay apparatus (interpose/delay.hpp): each added parameter slows the real run by what it
+// was asked for. Program: delay.c (three phases of 8-byte messages, rank 0 prints each phase's
+// time). Lower bounds are exact by construction (the wrappers wait at least that long); the
+// upper bound on L allows for this machine's noise (an MPI run sharing 2 cores with others).
+#include "harness.hpp"
+
+using namespace mstep_it;
+
+namespace {
+
+constexpr int kRounds = 50;
+
+struct Phases {
+  double pingpong = 0, exchange = 0, sendrecv = 0;
+};
+
+Phases phases_of(const std::string& out) {
+  Phases p;
+  int seen = 0;
+  for (const auto& line : lines_of(out)) {
+    char name[32] = {};
+    int rounds = 0;
+    double s = 0;
+    if (std::sscanf(line.c_str(), "phase=%31s rounds=%d seconds=%lf", name, &rounds, &s) != 3) continue;
+    REQUIRE(rounds == kRounds);
+    const std::string n = name;
+    (n == "pingpong" ? p.pingpong : n == "exchange" ? p.exchange : p.sendrecv) = s;
+    ++seen;
+  }
+  REQUIRE(seen == 3);
+  return p;
+}
+
+struct Delayed {
+  Phases phases;
+  json meta;
+  std::string err;
+  fs::path dir;
+};
+
+Delayed run_delayed(const Env& env) {
+  const fs::path dir = test_dir() / "trace";
+  const Result r = record(dir, 2, {prog("delay"), std::to_string(kRounds)}, env);
+  check_recorded(r, 2);
+  std::ifstream in(dir / "meta.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return {phases_of(r.out), parse_json(text.str()), r.err, dir};
+}
+
+// Median recorded duration of rank 0's calls `op` with tag `tag`.
+double median_duration(const fs::path& dir, const std::string& op, int tag) {
+  std::vector<double> d;
+  for (const auto& e : events_of(dump_rank(dir, 0), op))
+    if (e.at("tag") == tag) d.push_back(e.at("duration_s").get<double>());
+  REQUIRE(d.size() == static_cast<std::size_t>(kRounds));
+  std::nth_element(d.begin(), d.begin() + kRounds / 2, d.end());
+  return d[kRounds / 2];
+}
+
+}  // namespace
+
+TEST_CASE("the delay apparatus adds latency L to every message, without sender CPU time") {
+  const Delayed base = run_delayed({});
+  CHECK_FALSE(base.meta.contains("delay"));
+  const double L = 100e-6;
+  const Delayed d = run_delayed({{"MSTEP_DELAY_L", "100us"}});
+  REQUIRE(d.meta.contains("delay"));
+  CHECK(d.meta["delay"]["L"].get<double>() == Approx(L));
+  CHECK(d.meta["delay"]["o"].is_null());
+  INFO("baseline pingpong " << base.phases.pingpong << " s, with L " << d.phases.pingpong << " s");
+  // A round trip is two one-way messages, each at least L after its send started. (How close to
+  // 2 L it stays is measured by tests/bench/delay_calibration.sh: here the machine may be shared,
+  // and a rank descheduled while it waits adds its time slice to a round trip.)
+  CHECK(d.phases.pingpong >= 2 * kRounds * L);
+  // The receiver waits, not the sender: rank 0's sends stay short, its receives take the round trip.
+  CHECK(median_duration(d.dir, "MPI_Send", 1) < L / 4);
+  CHECK(median_duration(d.dir, "MPI_Recv", 1) >= 2 * L * 0.99);
+  // Both ranks send at once: a round is one one-way latency (wildcard receives, Waitall).
+  CHECK(d.phases.exchange >= kRounds * L);
+  CHECK(d.phases.sendrecv >= kRounds * L);
+}
+
+TEST_CASE("the delay apparatus adds overhead o at each send and each receive completion") {
+  const double o = 50e-6;
+  const Delayed d = run_delayed({{"MSTEP_DELAY_O", "50us"}});
+  CHECK(d.meta["delay"]["o"].get<double>() == Approx(o));
+  // Round trip: send o, receive o, send o, receive o, one after the other.
+  CHECK(d.phases.pingpong >= 4 * kRounds * o);
+  // Each rank's round: its send's o, then its receive's o.
+  CHECK(d.phases.exchange >= 2 * kRounds * o);
+  CHECK(d.phases.sendrecv >= 2 * kRounds * o);
+}
+
+TEST_CASE("the delay apparatus spaces a rank's sends by g and charges G per byte") {
+  const Delayed gap = run_delayed({{"MSTEP_DELAY_GAP", "200us"}});
+  CHECK(gap.meta["delay"]["g"].get<double>() == Approx(200e-6));
+  // Rank 0 sends once a round trip: the rounds after the first start 200 us apart.
+  CHECK(gap.phases.pingpong >= (kRounds - 1) * 200e-6);
+  const Delayed per_byte = run_delayed({{"MSTEP_DELAY_PER_BYTE", "10us/B"}});
+  CHECK(per_byte.meta["delay"]["G"].get<double>() == Approx(10e-6));
+  // 8-byte messages: 80 us of sender time each, two per round trip.
+  CHECK(per_byte.phases.pingpong >= 2 * kRounds * 80e-6);
+}
+
+TEST_CASE("a malformed delay setting is one line, and the run goes on undelayed") {
+  const Delayed d = run_delayed({{"MSTEP_DELAY_O", "fast"}});
+  CHECK(d.err.find("mstep: MSTEP_DELAY_O='fast' is not a time (e.g. 5us); no delay applied\n") != std::string::npos);
+  CHECK_FALSE(d.meta.contains("delay"));
+  CHECK(d.phases.pingpong < 2 * kRounds * 50e-6);
+}
+
+namespace {
+
+// A parameter file with LogGPS, MPM and linear sections, as mstep calibrate writes them.
+fs::path write_params(const fs::path& dir) {
+  const fs::path p = dir / "params.json";
+  std::ofstream(p) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
+    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
+    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("mstep sensitivity: measured slowdown under added L beside each model's") {
+  const fs::path dir = test_dir();
+  const fs::path params = write_params(dir);
+  const Result r = run({kMstep, "sensitivity", "-o", (dir / "sens").string(), "--params", params.string(), "--sweep",
+                        "L=0,200us", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "20"});
+  REQUIRE(r.code == 0);
+  const json j = parse_json(r.out);
+  CHECK(j.at("parameter") == "L");
+  CHECK(j.at("variable") == "MSTEP_DELAY_L");
+  REQUIRE(j.at("points").size() == 2);
+  const json& p = j.at("points")[1];
+  CHECK(p.at("label") == "200us");
+  CHECK(p.at("added").get<double>() == Approx(200e-6));
+  // 20 ping-pong round trips and 40 exchange/Sendrecv rounds: 80 one-way latencies of 200 us
+  // (16 ms), one after the other, lie inside the delayed run (a run of about 2 ms without them,
+  // but the baseline is one run on a machine that may be busy, so only the ratio is checked).
+  CHECK(p.at("actual_s").get<double>() >= 80 * 200e-6);
+  CHECK(p.at("slowdown").get<double>() ==
+        Approx(p.at("actual_s").get<double>() / j.at("baseline_s").get<double>()));
+  // Every model predicts a slowdown from the baseline trace, LogGPS by raising L.
+  for (const char* m : {"MPM", "BSPWB", "LogGP", "LogGPS", "linear"}) {
+    INFO(m);
+    CHECK(p.at("models").at(m).at("slowdown").get<double>() > 1.5);
+  }
+  CHECK(fs::exists(dir / "sens" / "baseline-1" / "meta.json"));
+  CHECK(fs::exists(dir / "sens" / "L=200us-1" / "meta.json"));
+}
+
+TEST_CASE("mstep sensitivity refuses a bad sweep and a missing parameter file in one line") {
+  const fs::path dir = test_dir();
+  const fs::path params = write_params(dir);
+  Result r = run({kMstep, "sensitivity", "--params", params.string(), "--sweep", "Q=1us", "--", kMpiexec, "-n", "2",
+                  prog("delay")});
+  CHECK(r.code == 2);
+  CHECK(r.err == "mstep: --sweep 'Q=1us': the parameter must be L, o, g or G (e.g. --sweep L=0,5us,10us)\n");
+  r = run({kMstep, "sensitivity", "--params", params.string(), "--sweep", "L=0,-5us", "--", kMpiexec, "-n", "2",
+           prog("delay")});
+  CHECK(r.code == 2);
+  CHECK(r.err == "mstep: --sweep 'L=0,-5us': '-5us' must be a finite amount of 0 or more\n");
+  r = run({kMstep, "sensitivity", "--sweep", "L=0", "--", kMpiexec, "-n", "2", prog("delay")},
+          no_default_params(dir));
+  CHECK(r.code == 1);
+  CHECK(r.err ==
+        "mstep: sensitivity needs calibrated parameters: run `mstep calibrate -o params.json` and pass --params "
+        "params.json\n");
+}

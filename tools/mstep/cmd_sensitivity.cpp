@@ -1,0 +1,232 @@
+// mstep sensitivity: Martin's experiment with the models as a second column. The program runs
+// under `mstep record` without delay and under the delay apparatus at each value of one parameter
+// (rounds alternate: baseline, then every point, `--repeat` times); each point's measured
+// slowdown is printed beside every model's predicted one from the baseline trace
+// (model/analysis/sensitivity.hpp).
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/analysis/report.hpp"
+#include "model/analysis/sensitivity.hpp"
+#include "model/params/quantity.hpp"
+#include "tools/mstep/commands.hpp"
+#include "tools/mstep/report_common.hpp"
+
+namespace mstep::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Options {
+  std::string dir = "mstep-sensitivity";
+  std::string sweep;
+  std::string params;
+  std::string format = "text";
+  int repeat = 1;
+  bool force = false;
+  std::vector<std::string> command;
+};
+
+[[noreturn]] void fail(int code, const std::string& message) {
+  std::fprintf(stderr, "mstep: %s\n", message.c_str());
+  throw CLI::RuntimeError(code);
+}
+
+constexpr const char* kDelayVariables[] = {"MSTEP_DELAY_L", "MSTEP_DELAY_O", "MSTEP_DELAY_GAP",
+                                           "MSTEP_DELAY_PER_BYTE"};
+
+// `mstep record -f -o DIR -- COMMAND` with `variable`=`value` (none for the baseline) and no other
+// delay setting; the program's output goes to DIR.out. Returns the run's actual time.
+double record_point(const Options& o, const fs::path& dir, const std::string& variable, const std::string& value) {
+  const fs::path out = fs::path(dir.string() + ".out");
+  std::vector<std::string> args{"/proc/self/exe", "record", "-f", "-o", dir.string(), "--"};
+  args.insert(args.end(), o.command.begin(), o.command.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) fail(1, fmt::format("cannot fork: {}", std::strerror(errno)));
+  if (child == 0) {
+    for (const char* v : kDelayVariables) ::unsetenv(v);
+    if (!variable.empty()) ::setenv(variable.c_str(), value.c_str(), 1);
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {  // the program's output and mstep record's own lines
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    ::execv(argv[0], argv.data());
+    std::fprintf(stderr, "mstep: cannot run mstep record: %s\n", std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  const std::string what = variable.empty() ? "baseline" : fmt::format("{}={}", variable, value);
+  if (code != 0) fail(1, fmt::format("the run with {} failed (exit {}); its output is in {}", what, code, out.string()));
+  const TraceDir trace = load_trace_dir(dir.string());
+  if (!trace.ok()) fail(1, fmt::format("the trace of the run with {} has problems: {}", what, trace.problems.front()));
+  return model::build_report(trace, nullptr).actual_s;
+}
+
+// "G=0.5ns/B" as a directory name.
+std::string dir_name(std::string_view param, const std::string& label) {
+  std::string s = fmt::format("{}={}", param, label);
+  std::replace(s.begin(), s.end(), '/', '_');
+  return s;
+}
+
+struct Measured {
+  double actual_s = 0;       // median over the repeats
+  fs::path median_trace;     // the run with the median time
+};
+
+Measured measure(const std::vector<std::pair<fs::path, double>>& runs) {
+  std::vector<std::pair<double, fs::path>> sorted;
+  for (const auto& [p, t] : runs) sorted.emplace_back(t, p);
+  std::sort(sorted.begin(), sorted.end());
+  const auto& mid = sorted[sorted.size() / 2];
+  return {mid.first, mid.second};
+}
+
+std::string ratio_text(double r) { return std::isfinite(r) ? fmt::format("{:.4f}", r) : "-"; }
+
+void run(const Options& o) {
+  if (o.command.empty())
+    fail(2, "sensitivity needs a command to run, e.g. mstep sensitivity --sweep L=0,5us,10us -- mpiexec.mpich -n 2 ./app");
+  model::Sweep sweep;
+  try {
+    sweep = model::parse_sweep(o.sweep);
+  } catch (const model::WhatIfError& e) {
+    fail(2, e.what());
+  }
+  const std::string params_file = find_params(o.params, o.dir + "/baseline-1");
+  if (params_file.empty())
+    fail(1, "sensitivity needs calibrated parameters: run `mstep calibrate -o params.json` and pass --params params.json");
+  model::CalibrationParams params;
+  try {
+    params = model::read_params(params_file);
+  } catch (const model::ParamsError& e) {
+    fail(1, e.what());
+  }
+  std::error_code ec;
+  if (fs::exists(fs::path(o.dir) / "baseline-1", ec) && !o.force)
+    fail(2, fmt::format("{} already holds a sensitivity run (use -f to replace it)", o.dir));
+  fs::create_directories(o.dir, ec);
+  if (ec) fail(1, fmt::format("cannot create {}: {}", o.dir, ec.message()));
+
+  const std::string_view name = model::sweep_name(sweep.param);
+  const std::string variable(model::delay_variable(sweep.param));
+  // Rounds alternate, so that a slow period of the machine hits every point alike.
+  std::vector<std::pair<fs::path, double>> base_runs;
+  std::vector<std::vector<std::pair<fs::path, double>>> point_runs(sweep.values.size());
+  for (int r = 1; r <= o.repeat; ++r) {
+    const fs::path b = fs::path(o.dir) / fmt::format("baseline-{}", r);
+    base_runs.emplace_back(b, record_point(o, b, "", ""));
+    for (std::size_t i = 0; i < sweep.values.size(); ++i) {
+      const fs::path p = fs::path(o.dir) / fmt::format("{}-{}", dir_name(name, sweep.labels[i]), r);
+      point_runs[i].emplace_back(p, record_point(o, p, variable, sweep.labels[i]));
+    }
+  }
+  const Measured base = measure(base_runs);
+  const TraceDir base_trace = load_trace_dir(base.median_trace.string());
+  std::vector<model::SensitivityPoint> points;
+  std::vector<std::string> notes;
+  for (std::size_t i = 0; i < sweep.values.size(); ++i) {
+    const model::EditedParams raised = model::add_to_params(params, sweep.param, sweep.values[i]);
+    if (i == 0) notes = raised.notes;
+    const model::WhatIfResult w = model::compare_whatif(base_trace, params, raised.params);
+    points.push_back({sweep.labels[i], sweep.values[i], measure(point_runs[i]).actual_s, w.models});
+  }
+
+  if (o.format == "json") {
+    nlohmann::json j;
+    j["parameter"] = std::string(name);
+    j["variable"] = variable;
+    j["params"] = params_file;
+    j["repeat"] = o.repeat;
+    j["baseline_s"] = base.actual_s;
+    j["baseline_trace"] = base.median_trace.string();
+    j["points"] = nlohmann::json::array();
+    for (const auto& p : points) {
+      nlohmann::json jp{{"label", p.label}, {"added", p.added}, {"actual_s", p.actual_s},
+                        {"slowdown", model::slowdown(base.actual_s, p.actual_s)}};
+      jp["models"] = nlohmann::json::object();
+      for (const auto& m : p.models) {
+        if (!m.available) continue;
+        const double predicted = model::slowdown(m.baseline_s, m.whatif_s);
+        jp["models"][m.name] = {{"baseline_s", m.baseline_s}, {"predicted_s", m.whatif_s}, {"slowdown", predicted},
+                                {"error_pct", model::slowdown_error_pct(jp["slowdown"].get<double>(), predicted)}};
+      }
+      j["points"].push_back(std::move(jp));
+    }
+    j["notes"] = notes;
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  const bool csv = o.format == "csv";
+  if (csv) {
+    fmt::print("parameter,label,added,actual_s,slowdown,model,predicted_s,predicted_slowdown,error_pct\n");
+  } else {
+    fmt::print("mstep sensitivity: {} added by the delay apparatus ({}), {} run(s) a point, medians\n", name,
+               variable, o.repeat);
+    fmt::print("baseline: {:.6f} s without delay ({}); parameters {}\n\n", base.actual_s, base.median_trace.string(),
+               params_file);
+    fmt::print("{:<14} {:>12} {:>10}", "point", "actual s", "measured");
+    for (const auto& m : points.front().models) fmt::print(" {:>9}", m.name);
+    fmt::print(" {:>12}\n", "LogGPS err %");
+  }
+  for (const auto& p : points) {
+    const double measured = model::slowdown(base.actual_s, p.actual_s);
+    if (!csv) fmt::print("{:<14} {:>12.6f} {:>10}", fmt::format("{}={}", name, p.label), p.actual_s, ratio_text(measured));
+    double loggps_err = std::nan("");
+    for (const auto& m : p.models) {
+      const double predicted = m.available ? model::slowdown(m.baseline_s, m.whatif_s) : std::nan("");
+      if (m.name == "LogGPS") loggps_err = model::slowdown_error_pct(measured, predicted);
+      if (csv) {
+        if (m.available)
+          fmt::print("{},{},{},{},{},{},{},{},{}\n", name, p.label, p.added, p.actual_s, measured, m.name, m.whatif_s,
+                     predicted, model::slowdown_error_pct(measured, predicted));
+      } else {
+        fmt::print(" {:>9}", ratio_text(predicted));
+      }
+    }
+    if (!csv) fmt::print(" {:>12}\n", std::isfinite(loggps_err) ? fmt::format("{:+.1f}", loggps_err) : "-");
+  }
+  if (!csv) {
+    fmt::print("\nslowdown: time / baseline time (measured: the runs; models: the baseline trace replayed with {} raised)\n",
+               name);
+    for (const auto& n : notes) fmt::print("note: {}\n", n);
+  }
+}
+
+}  // namespace
+
+void add_sensitivity(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "sensitivity", "Run a program under a sweep of added L, o, g or G; measured slowdown beside each model's");
+  cmd->add_option("--sweep", o->sweep, "PARAM=V1,V2,...: L, o or g with time units (L=0,5us,10us), G per byte (G=0,1ns/B)")
+      ->required();
+  cmd->add_option("-o,--output", o->dir, "Directory for the runs' traces (default mstep-sensitivity)");
+  cmd->add_option("--params", o->params, "Parameter file of mstep calibrate (default: $MSTEP_PARAMS, ~/.config/mstep/params.json)");
+  cmd->add_option("--repeat", o->repeat, "Runs of every point (alternating rounds; the median is kept)")
+      ->check(CLI::Range(1, 100));
+  cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_flag("-f,--force", o->force, "Replace the runs of an earlier sensitivity study in the directory");
+  cmd->add_option("command", o->command, "The program after --, e.g. -- mpiexec.mpich -n 2 ./app");
+  cmd->footer("Example:\n  mstep sensitivity --params params.json --sweep L=0,10us,50us --repeat 3 -- mpiexec.mpich -n 2 ./app");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace mstep::cli
