@@ -64,6 +64,12 @@ FileHeader decode_file_header(ByteReader& in) {
   in.bytes(body - (in.pos() - start));  // fields a later minor revision may add
   if (h.world_size <= 0 || h.rank < 0 || h.rank >= h.world_size)
     throw TraceError(fmt::format("file header has rank {} of {}", h.rank, h.world_size));
+  if (h.clock_kind > 1) throw TraceError(fmt::format("file header has clock kind {}", h.clock_kind));
+  // Clocks tick between 1 MHz and 100 GHz (CLOCK_MONOTONIC: 1 GHz exactly); a flipped bit in this
+  // unchecksummed double would otherwise rescale every time of the rank.
+  if (!(h.ticks_per_second >= 1e6 && h.ticks_per_second <= 1e11) ||
+      (h.clock_kind == 1 && h.ticks_per_second != 1e9))
+    throw TraceError(fmt::format("file header has {} clock ticks per second", h.ticks_per_second));
   return h;
 }
 

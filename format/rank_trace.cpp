@@ -4,6 +4,21 @@
 
 namespace mstep {
 
+namespace {
+
+template <typename Record>
+void decode_counted(const Frame& f, std::vector<Record>& out,
+                    void (*decode)(std::span<const std::uint8_t>, std::vector<Record>&)) {
+  const auto before = out.size();
+  decode(f.payload, out);
+  if (const auto n = out.size() - before; n != f.count) {
+    out.resize(before);
+    throw TraceError(fmt::format("{} records where its header says {}", n, f.count));
+  }
+}
+
+}  // namespace
+
 RankTrace read_rank_trace(const std::string& path) {
   TraceFileReader reader(path);
   RankTrace t;
@@ -21,12 +36,18 @@ RankTrace read_rank_trace(const std::string& path) {
           if (t.events.size() - before != f.count) throw TraceError("event count differs from its header");
           break;
         }
-        case FrameKind::Steps: decode_steps(f.payload, t.steps); break;
-        case FrameKind::Comms: decode_comms(f.payload, t.comms); break;
-        case FrameKind::Callsites: decode_callsites(f.payload, t.callsites); break;
-        case FrameKind::Clock: decode_clocks(f.payload, t.clocks); break;
-        case FrameKind::End: break;
-        default: break;  // a kind from a later minor revision: skip it
+        // Every frame's header count is checked against what its payload decodes to: the
+        // header lies outside the zstd checksum, so this is what catches a flipped count.
+        case FrameKind::Steps: decode_counted(f, t.steps, decode_steps); break;
+        case FrameKind::Comms: decode_counted(f, t.comms, decode_comms); break;
+        case FrameKind::Callsites: decode_counted(f, t.callsites, decode_callsites); break;
+        case FrameKind::Clock: decode_counted(f, t.clocks, decode_clocks); break;
+        case FrameKind::End:
+          if (f.count != 0 || !f.payload.empty()) throw TraceError("End frame with a payload");
+          break;
+        default:
+          // Version 1 has exactly these kinds; another is a damaged header, not a revision.
+          throw TraceError(fmt::format("unknown frame kind {}", static_cast<int>(f.kind)));
       }
     } catch (const TraceError& e) {
       // Checksummed but undecodable: a writer bug or a crafted file. Keep what came before.

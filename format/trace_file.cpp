@@ -148,6 +148,7 @@ bool TraceFileReader::next(Frame& frame) {
   }
   if (std::fread(h, 1, sizeof h, file_.get()) != sizeof h) return fail(TraceEnd::Truncated, "read failed");
   if (get_u32(h) != kFrameMagic) return fail(TraceEnd::Corrupt, "bad frame magic");
+  if (h[5] != 0) return fail(TraceEnd::Corrupt, fmt::format("frame header's reserved byte is {}, not 0", h[5]));
   const auto kind = h[4];
   const std::uint32_t count = get_u32(h + 8), raw = get_u32(h + 12), csize = get_u32(h + 16);
   if (raw > kMaxFramePayload || csize > ZSTD_compressBound(kMaxFramePayload))

@@ -106,8 +106,9 @@ TEST_CASE("the delay apparatus spaces a rank's sends by g and charges G per byte
 TEST_CASE("a malformed delay setting is one line, and the run goes on undelayed") {
   const Delayed d = run_delayed({{"MSTEP_DELAY_O", "fast"}});
   CHECK(d.err.find("mstep: MSTEP_DELAY_O='fast' is not a time (e.g. 5us); no delay applied\n") != std::string::npos);
+  // meta.json's "delay" is written exactly when the apparatus is armed (no timing bound here: on
+  // a shared machine an undelayed run can take as long as a delayed one).
   CHECK_FALSE(d.meta.contains("delay"));
-  CHECK(d.phases.pingpong < 2 * kRounds * 50e-6);
 }
 
 namespace {

@@ -244,3 +244,82 @@ TEST_CASE("files that are not traces of this version are refused in one line", "
                     path + ": trace format version " + std::to_string(kTraceVersion + 1) +
                         ", this mstep reads version " + std::to_string(kTraceVersion));
 }
+
+TEST_CASE("a frame header outside the checksum is checked: count, kind, reserved byte", "[trace-file]") {
+  // One Events frame, then one damaged frame; the reader keeps the first and names the second.
+  const auto events = ping_pong_events(100);
+  std::vector<std::uint8_t> ev, steps;
+  encode_events(events, ev);
+  StepEncoder enc;
+  StepRecord s;
+  s.index = 1, s.begin = 10, s.end = 20;
+  enc.add(s);
+  enc.finish(steps);
+  auto write = [&](const std::string& name, FrameKind kind, std::uint32_t count, std::size_t patch_reserved = 0) {
+    const auto path = temp_file(name).string();
+    std::uintmax_t second = 0;
+    {
+      TraceFileWriter w(path, header());
+      w.write_frame(FrameKind::Events, 0, 100, ev);
+      second = w.bytes_written();
+      w.write_frame(kind, 0, count, steps);
+    }
+    if (patch_reserved) {
+      std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(second + 5));
+      const char c = static_cast<char>(patch_reserved);
+      f.write(&c, 1);
+    }
+    return std::pair{read_rank_trace(path), second};
+  };
+  SECTION("a Steps frame whose header says 2 records where its payload holds 1") {
+    const auto [t, at] = write("count.mst", FrameKind::Steps, 2);
+    CHECK(t.end == TraceEnd::Corrupt);
+    CHECK(t.events.size() == 100);
+    CHECK(t.steps.empty());
+    CHECK_THAT(t.problem, Catch::Contains("frame 1 at byte " + std::to_string(at) + ": 1 records where its header says 2"));
+  }
+  SECTION("a kind version 1 does not have") {
+    const auto [t, at] = write("kind.mst", static_cast<FrameKind>(9), 1);
+    CHECK(t.end == TraceEnd::Corrupt);
+    CHECK(t.events.size() == 100);
+    CHECK_THAT(t.problem, Catch::EndsWith("frame 1 at byte " + std::to_string(at) + ": unknown frame kind 9"));
+  }
+  SECTION("a reserved byte that is not 0") {
+    const auto [t, at] = write("reserved.mst", FrameKind::Steps, 1, 0x40);
+    CHECK(t.end == TraceEnd::Corrupt);
+    CHECK(t.events.size() == 100);
+    CHECK_THAT(t.problem, Catch::EndsWith("frame 1 at byte " + std::to_string(at) + ": frame header's reserved byte is 64, not 0"));
+  }
+  SECTION("the same frame, undamaged, reads") {
+    const auto [t, at] = write("fine.mst", FrameKind::Steps, 1);
+    CHECK(t.end == TraceEnd::Unfinished);
+    CHECK(t.steps.size() == 1);
+  }
+}
+
+TEST_CASE("an implausible clock rate in the file header is refused, not used", "[trace-file]") {
+  const auto path = temp_file("ticks.mst").string();
+  for (const double bad : {0.0, -2.5e9, 2.5e300, 1e3}) {
+    FileHeader h = header();
+    h.ticks_per_second = bad;
+    std::vector<std::uint8_t> head;
+    encode_file_header(h, head);
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
+    }
+    INFO(bad);
+    CHECK_THROWS_WITH(read_rank_trace(path), Catch::Contains("clock ticks per second"));
+  }
+  FileHeader h = header();
+  h.clock_kind = 1;  // CLOCK_MONOTONIC: nanoseconds, 1e9 ticks per second and nothing else
+  h.ticks_per_second = 1.5e9;
+  std::vector<std::uint8_t> head;
+  encode_file_header(h, head);
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  }
+  CHECK_THROWS_WITH(read_rank_trace(path), Catch::Contains("1500000000 clock ticks per second"));
+}
