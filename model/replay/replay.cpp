@@ -110,11 +110,6 @@ class Engine {
       s.spt = pr.spt;
       s.last_exit = pr.start_ticks;
       s.mode = Mode::Between;
-      const std::uint32_t cap = coll_max_ops(std::max<std::uint32_t>(pr.max_comm, 1));
-      progs_[r].resize(cap);
-      steps_[r].resize(cap);
-      s.prog = progs_[r].data();
-      s.steps = steps_[r].data();
       ready_.push_back(static_cast<std::uint32_t>(r));
     }
   }
@@ -429,8 +424,21 @@ class Engine {
     s.member = inst.member_base + me;
     arrival_[s.member] = s.entry;
     coll_event_[s.member] = idx;
+    // The program is written into one scratch buffer sized for the largest communicator, then
+    // kept in the rank's own buffers at its exact size: a rank's buffers grow to the largest
+    // program it runs (log n for a barrier), never to n per rank for every rank (ranks squared).
+    const std::uint32_t cap = coll_max_ops(std::max<std::uint32_t>(inst.shape.n, 1));
+    if (scratch_ops_.size() < cap) scratch_ops_.resize(cap), scratch_steps_.resize(cap);
     std::uint32_t nops = 0;
-    coll_program(inst.shape, me, s.prog, s.steps, nops, s.nsteps);
+    coll_program(inst.shape, me, scratch_ops_.data(), scratch_steps_.data(), nops, s.nsteps);
+    auto& prog = progs_[static_cast<std::size_t>(&s - states_.data())];
+    auto& steps = steps_[static_cast<std::size_t>(&s - states_.data())];
+    if (prog.size() < nops) prog.resize(nops);
+    if (steps.size() < s.nsteps) steps.resize(s.nsteps);
+    std::copy_n(scratch_ops_.data(), nops, prog.data());
+    std::copy_n(scratch_steps_.data(), s.nsteps, steps.data());
+    s.prog = prog.data();
+    s.steps = steps.data();
     s.step = 0;
     s.op = 0;
     s.step_open = false;
@@ -536,6 +544,8 @@ class Engine {
   std::vector<std::uint32_t> ready_;
   std::vector<std::vector<CollOp>> progs_;
   std::vector<std::vector<std::uint32_t>> steps_;
+  std::vector<CollOp> scratch_ops_;
+  std::vector<std::uint32_t> scratch_steps_;
   std::vector<std::vector<Slot>> storage_;
   std::vector<std::uint32_t> free_;
 };
