@@ -15,7 +15,7 @@
 #include <mpi.h>
 
 #include "format/trace_format.hpp"
-#include "interpose/flat_map.hpp"
+#include "format/flat_map.hpp"
 
 namespace mstep {
 

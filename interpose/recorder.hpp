@@ -18,7 +18,7 @@
 #include "interpose/clock.hpp"
 #include "interpose/comm_table.hpp"
 #include "interpose/config.hpp"
-#include "interpose/flat_map.hpp"
+#include "format/flat_map.hpp"
 #include "interpose/request_table.hpp"
 
 namespace mstep {

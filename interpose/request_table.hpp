@@ -9,7 +9,7 @@
 
 #include <mpi.h>
 
-#include "interpose/flat_map.hpp"
+#include "format/flat_map.hpp"
 
 namespace mstep {
 

@@ -1,11 +1,13 @@
 // The replay loop (semantics in model/replay/replay.hpp). Ranks advance through their records as far as
 // the times they depend on are known; a rank that needs a partner's time not known yet (a send
 // start for a receive, a receive post for a rendezvous send) stops, and the partner wakes it when
-// it publishes that time. No heap allocation and no virtual call per record: the cost model is a
-// template parameter, and every array is sized before the loop (collective slot storage is
-// recycled between instances).
+// it publishes that time. Each rank's records are read a window at a time and linked to their
+// partners as they are read (model/replay/replay_link.cpp); a message or a collective instance is
+// freed when its last record is replayed. No virtual call per record: the cost model is a
+// template parameter, and records are read in windows.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -16,14 +18,20 @@
 namespace mstep::model {
 namespace {
 
+using detail::CollectiveUses;
+using detail::kCold;
+using detail::kFresh;
 using detail::kNone;
 using detail::LinearModelCost;
+using detail::Linker;
+using detail::LiveInstance;
+using detail::LiveMsg;
 using detail::LogGPSCost;
+using detail::MessageWait;
 using detail::kUnknown;
-using detail::PlanInstance;
-using detail::PlanMsg;
-using detail::PlanRank;
-using detail::ReplayPlan;
+using detail::RankWindow;
+using detail::RunInfo;
+using detail::Slot;
 
 constexpr std::array<Role, kOpCount> kRoles = {
 #define MSTEP_OP(name, role) Role::role,
@@ -32,25 +40,20 @@ constexpr std::array<Role, kOpCount> kRoles = {
 };
 inline Role role_of(Op op) { return kRoles[static_cast<std::size_t>(op)]; }
 
-// ---- The loop ------------------------------------------------------------------------------
+// A window may grow this far past an Irecv whose completion has not been read before the replay
+// gives up waiting for it (it is then an Irecv never completed: no message).
+constexpr std::uint32_t kMaxLookahead = 1u << 22;
 
-struct Slot {
-  double ts = kUnknown;
-  double tr = kUnknown;
-  bool cold = false;   // among the first messages of its pair (ColdStart)
-  bool fresh = false;  // a size its receiver has not received before (ColdStart)
-};
+// ---- The loop ------------------------------------------------------------------------------
 
 enum class Mode : std::uint8_t { Between, InCall, InColl, Done };
 
 struct RankState {
-  const Event* ev = nullptr;
-  const std::uint32_t* link = nullptr;
-  const std::uint32_t* order = nullptr;  // null: records in file order
-  std::uint32_t n = 0;
+  RankWindow* w = nullptr;
   std::uint32_t pos = 0;                 // next position to start a call at
   std::uint32_t first = 0, last = 0;     // the current call's records [first, last)
   std::uint32_t cursor = 0;              // the record being completed
+  std::uint32_t start_pos = 0;           // first position after MPI_Init
   Mode mode = Mode::Done;
   bool blocked = false;
   bool force = false;                    // deadlock fallback: resolve the next unknown time
@@ -61,16 +64,23 @@ struct RankState {
   double last_ts = -1e300;               // start of the rank's last send (for g)
   double spt = 1e-9;
   std::uint64_t last_exit = 0;
+  // What was read of the rank: records, and its recorded end (MPI_Finalize entry, else the
+  // exit of its last record in the file).
+  std::uint64_t records = 0;
+  std::uint64_t finalize_enter = 0, last_record_exit = 0;
+  bool finalize_seen = false;
   // The collective in progress.
   std::uint32_t inst = kNone;
-  std::uint64_t member = 0;
+  std::uint32_t me = 0;                  // its rank in the instance's communicator
   std::uint32_t step = 0, nsteps = 0, op = 0;
   bool step_open = false;
   double step_start = 0, step_end = 0;
-  CollOp* prog = nullptr;
-  std::uint32_t* steps = nullptr;
+  std::vector<CollOp> prog;
+  std::vector<std::uint32_t> steps;
 
-  std::uint32_t at(std::uint32_t p) const { return order ? order[p] : p; }
+  std::uint32_t at(std::uint32_t p) const { return w->order.empty() ? p : w->order[p]; }
+  const Event& rec(std::uint32_t p) const { return w->ev[at(p) - w->base]; }
+  std::uint32_t link(std::uint32_t p) const { return w->link[at(p) - w->base]; }
   double gap(std::uint64_t t_enter) const {
     return t_enter > last_exit ? static_cast<double>(t_enter - last_exit) * spt : 0.0;
   }
@@ -82,33 +92,69 @@ struct RankState {
 template <class Cost>
 class Engine {
  public:
-  Engine(ReplayPlan& plan, const Cost& cost, ReplayResult& out) : plan_(plan), cost_(cost), out_(out) {
-    const std::size_t P = plan.ranks.size();
+  Engine(const ReplayInput& in, RunInfo& run, const Cost& cost, ReplayResult& out)
+      : run_(run), linker_(run), cost_(cost), out_(out), collect_waits_(in.window == 0) {
+    const std::size_t P = run.ranks.size();
     states_.resize(P);
+    windows_.resize(P);
     ready_.reserve(P);
-    progs_.resize(P);
-    steps_.resize(P);
-    finish_.assign(P, 0.0);
-    arrival_.assign(plan.members_total, 0.0);
-    coll_end_.assign(plan.members_total, 0.0);
-    coll_event_.assign(plan.members_total, 0);
     cold_on_ = cost.cold().any();
-    if (cold_on_) msg_cold_.assign(plan.msgs.size(), 0);
     // Pair counts in a dense matrix up to 2048 ranks (16 MiB): a hash lookup per eager message
     // costs the replay ~15% of its speed.
     if (cold_on_ && cost.cold().messages > 0 && P <= 2048) pair_dense_.assign(P * P, 0);
     for (std::size_t r = 0; r < P; ++r) {
-      const PlanRank& pr = plan.ranks[r];
+      if (!run.ranks[r].present) continue;
+      const RankTrace& t = *in.ranks[r];
+      RankWindow& w = windows_[r];
       RankState& s = states_[r];
-      if (!pr.present) continue;
-      s.ev = pr.ev;
-      s.link = pr.link.data();
-      s.order = pr.order.empty() ? nullptr : pr.order.data();
-      s.n = pr.n;
-      s.pos = pr.start_pos;
-      s.t = pr.start_s;
-      s.spt = pr.spt;
-      s.last_exit = pr.start_ticks;
+      s.w = &w;
+      s.spt = run.ranks[r].spt;
+      // Several threads: their frames interleave in the file; the rank is read whole and
+      // replayed in order of entry (stable, so a call's continuation records stay behind their
+      // first record).
+      const bool threads = std::any_of(t.event_thread.begin(), t.event_thread.end(),
+                                       [&](std::uint16_t th) { return th != t.event_thread.front(); });
+      if (in.window == 0 || threads) {
+        w.ev = t.events.data();
+        w.size = static_cast<std::uint32_t>(t.events.size());
+        w.link.assign(w.size, kNone);
+        note_read(s, 0);
+        linker_.link(static_cast<std::uint32_t>(r), w, 0);
+        linker_.finish(static_cast<std::uint32_t>(r), w);
+        if (threads) {
+          w.order.resize(w.size);
+          for (std::uint32_t i = 0; i < w.size; ++i) w.order[i] = i;
+          std::stable_sort(w.order.begin(), w.order.end(),
+                           [&](std::uint32_t a, std::uint32_t b) { return w.ev[a].t_enter < w.ev[b].t_enter; });
+        }
+      } else {
+        // In memory already: windows over it, no copy.
+        w.view = w.ev = t.events.data();
+        w.view_total = static_cast<std::uint32_t>(t.events.size());
+        w.view_step = in.window;
+      }
+    }
+    // Read whole: what is left in a channel was never received (or never sent).
+    if (std::none_of(windows_.begin(), windows_.end(), [](const RankWindow& w) { return w.more(); }))
+      linker_.unlink_unmatched(windows_);
+    for (std::size_t r = 0; r < P; ++r) {
+      if (!run.ranks[r].present) continue;
+      RankState& s = states_[r];
+      // Start after MPI_Init, at its exit (or at the first record without one).
+      s.start_pos = 0;
+      if (!have(s, 0)) continue;
+      s.last_exit = s.rec(0).t_enter;
+      for (std::uint32_t p = 0; have(s, p); ++p) {
+        const Event& e = s.rec(p);
+        if (e.op == Op::Init || e.op == Op::Init_thread) {
+          s.start_pos = p + 1;
+          s.last_exit = e.t_exit;
+          break;
+        }
+      }
+      s.pos = s.start_pos;
+      s.t = in.timeline.seconds(static_cast<int>(r), s.last_exit);
+      start_s_.push_back(s.t);
       s.mode = Mode::Between;
       ready_.push_back(static_cast<std::uint32_t>(r));
     }
@@ -136,32 +182,91 @@ class Engine {
       states_[pick].force = true;
       ready_.push_back(pick);
     }
-    for (std::size_t r = 0; r < states_.size(); ++r) finish_[r] = states_[r].t;
+    // The rest of every rank's records: read to the end for its recorded end and record count.
+    for (std::uint32_t r = 0; r < states_.size(); ++r)
+      if (states_[r].w)
+        while (windows_[r].more()) load(r);
   }
 
-  std::vector<double> finish_, arrival_, coll_end_;
-  std::vector<std::uint32_t> coll_event_;
-  bool cold_on_ = false;                // the cost model has a cold start (ColdStart::any)
-  std::vector<std::uint8_t> msg_cold_;  // per matched message (kCold, kFresh), with a cold start only
-  std::unordered_map<std::uint64_t, std::uint32_t> pair_sent_;  // beyond 2048 ranks
-  std::vector<std::uint32_t> pair_dense_;                       // [src * P + dst], up to 2048 ranks
-  // Per receiving rank, the sizes it has received before, sorted: programs use few sizes, so a
-  // binary search beats hashing, and a new size (an insert) is rare.
-  std::vector<std::vector<std::uint64_t>> seen_sizes_;
+  // Per rank: predicted end, recorded end (ticks), records after MPI_Init.
+  double finish(std::size_t r) const { return states_[r].t; }
+  std::uint64_t recorded_end(std::size_t r) const {
+    const RankState& s = states_[r];
+    return s.finalize_seen ? s.finalize_enter : s.last_record_exit;
+  }
+  std::uint64_t records(std::size_t r) const { return states_[r].records - states_[r].start_pos; }
+  bool present(std::size_t r) const { return states_[r].w && states_[r].records > 0; }
+  double zero() const { return start_s_.empty() ? 0.0 : *std::min_element(start_s_.begin(), start_s_.end()); }
+  std::vector<MessageWait>& message_waits() { return message_waits_; }
+  CollectiveUses uses_;
+  std::uint64_t unusable_collectives_ = 0;
 
  private:
+  // ---- Reading -------------------------------------------------------------------------------
+
+  void note_read(RankState& s, std::uint32_t from) {
+    const RankWindow& w = *s.w;
+    for (std::uint32_t i = from; i < w.end(); ++i) {
+      const Event& e = w.ev[i - w.base];
+      if (e.op == Op::Finalize) s.finalize_seen = true, s.finalize_enter = e.t_enter;
+    }
+    if (w.end() > from) s.last_record_exit = w.ev[w.end() - 1 - w.base].t_exit;
+    s.records = w.end();
+  }
+
+  // Reads the next window of rank r, dropping the records it is through with.
+  void load(std::uint32_t r) {
+    RankWindow& w = windows_[r];
+    RankState& s = states_[r];
+    if (!w.more()) return;
+    const std::uint32_t keep = std::min(s.mode == Mode::InCall ? s.first : s.pos, linker_.linked_end(r, w));
+    if (keep > w.base) {
+      const std::uint32_t drop = std::min(keep, w.end()) - w.base;
+      if (!w.view) w.owned.erase(w.owned.begin(), w.owned.begin() + drop);
+      w.link.erase(w.link.begin(), w.link.begin() + drop);
+      w.base += drop;
+      w.size -= drop;
+    }
+    const std::uint32_t from = w.end();
+    if (w.view) {
+      w.size += std::min(w.view_step, w.view_total - from);
+      w.ev = w.view + w.base;
+    } else if (w.source->read(w.owned)) {
+      w.ev = w.owned.data();
+      w.size = static_cast<std::uint32_t>(w.owned.size());
+    } else {
+      w.source.reset();
+    }
+    if (w.end() > from) {
+      w.link.resize(w.size, kNone);
+      note_read(s, from);
+      linker_.link(r, w, from);
+    }
+    if (!w.more()) {
+      linker_.finish(r, w);
+      return;
+    }
+    if (w.end() - linker_.linked_end(r, w) > kMaxLookahead) linker_.give_up_oldest(r, w);
+  }
+
+  // Whether position p exists, reading until it is linked for good.
+  bool have(RankState& s, std::uint32_t p) {
+    const auto r = static_cast<std::uint32_t>(&s - states_.data());
+    for (;;) {
+      if (p < linker_.linked_end(r, *s.w)) return true;
+      if (!s.w->more()) return p < s.w->end();
+      load(r);
+    }
+  }
+
+  // ---- Machine terms -------------------------------------------------------------------------
+
   void wake(std::int32_t rank) {
+    if (rank < 0) return;
     RankState& s = states_[static_cast<std::size_t>(rank)];
     if (s.blocked) {
       s.blocked = false;
       ready_.push_back(static_cast<std::uint32_t>(rank));
-      // Its records are cold by now (the other ranks ran): fetch the next ones while we finish.
-      if (s.mode == Mode::InCall && s.last < s.n) {
-        const Event* next = s.ev + s.at(s.last);
-        __builtin_prefetch(next);
-        __builtin_prefetch(reinterpret_cast<const char*>(next) + 64);
-        __builtin_prefetch(s.link + s.at(s.last));
-      }
     }
   }
   // The cold start (model/params/cold_start.hpp): whether the next k-byte message from src to dst is
@@ -184,46 +289,50 @@ class Engine {
     seen.insert(at, k);
     return true;
   }
-  static constexpr std::uint8_t kCold = 1, kFresh = 2;
-  double cold_send(std::uint32_t m) const { return !msg_cold_.empty() && (msg_cold_[m] & kCold) ? cost_.cold().send : 0.0; }
-  double cold_recv(std::uint32_t m) const { return !msg_cold_.empty() && (msg_cold_[m] & kCold) ? cost_.cold().recv : 0.0; }
+  double cold_send(const LiveMsg& m) const { return (m.machine & kCold) ? cost_.cold().send : 0.0; }
+  double cold_recv(const LiveMsg& m) const { return (m.machine & kCold) ? cost_.cold().recv : 0.0; }
+  double fresh(const LiveMsg& m, std::uint64_t k) const {
+    return (m.machine & kFresh) ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
+  }
   double cold_send(const Slot& sl) const { return sl.cold ? cost_.cold().send : 0.0; }
   double cold_recv(const Slot& sl) const { return sl.cold ? cost_.cold().recv : 0.0; }
-  double fresh(std::uint32_t m, std::uint64_t k) const {
-    return !msg_cold_.empty() && (msg_cold_[m] & kFresh) ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
-  }
   double fresh(const Slot& sl, std::uint64_t k) const {
     return sl.fresh ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
   }
-
   // A machine term paid by rank s in the collective it is in.
   void charge(const RankState& s, double seconds) {
-    out_.machine_charges.push_back(
-        {static_cast<std::int32_t>(&s - states_.data()), coll_event_[s.member], seconds});
+    out_.machine_charges.push_back({static_cast<std::int32_t>(&s - states_.data()),
+                                    linker_.instance(s.inst).event[s.me], seconds});
   }
-
- public:
-  // The point-to-point messages' machine terms, from the flags the run left (after run()).
-  void charge_messages() {
-    for (std::uint32_t m = 0; m < msg_cold_.size(); ++m) {
-      if (!msg_cold_[m]) continue;
-      const Message& msg = plan_.messages[m];
-      if (msg_cold_[m] & kCold) {
-        out_.machine_charges.push_back({msg.src, msg.send_event, cold_send(m)});
-        out_.machine_charges.push_back({msg.dst, msg.recv_event, cold_recv(m)});
+  // A message's last record is replayed: what it leaves behind, then it is freed.
+  void retire(std::uint32_t id) {
+    if (!linker_.release_ref(id)) return;
+    const LiveMsg& m = linker_.msg(id);
+    if (m.matched()) {
+      if (m.machine & kCold) {
+        out_.machine_charges.push_back({m.src, m.send_event, cold_send(m)});
+        out_.machine_charges.push_back({m.dst, m.recv_event, cold_recv(m)});
       }
-      if (msg_cold_[m] & kFresh) out_.machine_charges.push_back({msg.dst, msg.recv_event, fresh(m, msg.bytes)});
+      if (m.machine & kFresh) out_.machine_charges.push_back({m.dst, m.recv_event, fresh(m, m.bytes)});
+      if (collect_waits_) message_waits_.push_back({m.src, m.send_event, m.sender_wait, m.receiver_wait});
     }
+    linker_.free_msg(id);
   }
 
- private:
-  bool synchronous(std::uint32_t m, std::uint64_t bytes) const {
-    const std::uint8_t mode = plan_.msg_mode[m];
-    if (mode == detail::kSynchronous) return Cost::kSynchronousSends;
-    if (mode == detail::kBuffered) return false;
+  bool synchronous(const LiveMsg& m, std::uint64_t bytes) const {
+    if (m.mode == detail::kSynchronous) return Cost::kSynchronousSends;
+    if (m.mode == detail::kBuffered) return false;
     return cost_.rendezvous(bytes);
   }
-  // The deadlock fallback: true once, if the rank was chosen to break a cycle.
+  // The deadlock fallback: true once, if the rank was chosen to break a cycle. A partner whose
+  // records are all read and never met this message means it has none: not a deadlock.
+  bool forced(RankState& s, const LiveMsg& m, std::int32_t partner, bool& unmatched) {
+    if (!s.force) return false;
+    s.force = false;
+    unmatched = !m.matched() && (partner < 0 || !windows_[static_cast<std::size_t>(partner)].more());
+    if (!unmatched) ++out_.model_deadlocks;
+    return true;
+  }
   bool forced(RankState& s) {
     if (!s.force) return false;
     s.force = false;
@@ -234,6 +343,8 @@ class Engine {
     ++out_.recorded_calls;
     return s.entry + s.recorded(e);
   }
+
+  // ---- Calls ---------------------------------------------------------------------------------
 
   void advance(RankState& s) {
     for (;;) {
@@ -255,45 +366,40 @@ class Engine {
   // Reads the next call: its computation gap, its entry, and publishes the times it gives
   // partners (send starts, receive posts). False when the rank is done.
   bool start_call(RankState& s) {
-    while (s.pos < s.n && s.ev[s.at(s.pos)].op == Op::ToolFlush) {  // the tool's time: dropped
-      const Event& f = s.ev[s.at(s.pos)];
+    while (have(s, s.pos) && s.rec(s.pos).op == Op::ToolFlush) {  // the tool's time: dropped
+      const Event& f = s.rec(s.pos);
       s.pending += s.gap(f.t_enter);
       s.last_exit = std::max(s.last_exit, f.t_exit);
       ++s.pos;
     }
-    if (s.pos >= s.n) {
+    if (!have(s, s.pos)) {
       s.mode = Mode::Done;
       return false;
     }
-    const std::uint32_t idx = s.at(s.pos);
-    const Event& e = s.ev[idx];
-    s.entry = s.t + s.pending + s.gap(e.t_enter);
-    s.pending = 0;
-    if (e.op == Op::Finalize) {
-      s.t = s.entry;
-      s.mode = Mode::Done;
-      return false;
-    }
-    const Role role = role_of(e.op);
-    if (role == Role::CollRootOut || role == Role::CollRootIn || role == Role::CollAll) {
-      s.last_exit = std::max(s.last_exit, e.t_exit);
-      ++s.pos;
-      const std::uint32_t id = s.link[idx];
-      if (id == kNone || !plan_.instances[id].usable) {
-        s.t = keep_recorded(s, e);
-        return true;
+    {
+      const Event& e = s.rec(s.pos);
+      s.entry = s.t + s.pending + s.gap(e.t_enter);
+      s.pending = 0;
+      if (e.op == Op::Finalize) {
+        s.t = s.entry;
+        s.mode = Mode::Done;
+        return false;
       }
-      begin_collective(s, e, idx, id);
-      return true;
+      const Role role = role_of(e.op);
+      if (role == Role::CollRootOut || role == Role::CollRootIn || role == Role::CollAll) {
+        const std::uint32_t p = s.pos++;
+        s.last_exit = std::max(s.last_exit, e.t_exit);
+        return start_collective(s, p);
+      }
     }
     s.first = s.pos;
     s.last = s.pos + 1;
-    while (s.last < s.n) {
-      const Event& next = s.ev[s.at(s.last)];
+    while (have(s, s.last)) {
+      const Event& next = s.rec(s.last);
       if (!next.continuation() && next.op != Op::ToolFlush) break;
       ++s.last;
     }
-    for (std::uint32_t p = s.first; p < s.last; ++p) publish(s, s.ev[s.at(p)], s.link[s.at(p)]);
+    for (std::uint32_t p = s.first; p < s.last; ++p) publish(s, s.rec(p), s.link(p));
     s.cursor = s.first;
     s.end = s.entry;
     s.mode = Mode::InCall;
@@ -303,36 +409,36 @@ class Engine {
   void publish(RankState& s, const Event& e, std::uint32_t m) {
     if (m == kNone) return;
     const Role role = role_of(e.op);
-    PlanMsg& g = plan_.msgs[m];
+    LiveMsg& g = linker_.msg(m);
     const bool recv_half = e.flags & kRecvHalf;
+    const auto me = static_cast<std::size_t>(&s - states_.data());
     if (role == Role::Send || role == Role::Isend || (role == Role::SendRecv && !recv_half)) {
       g.ts = std::max(s.entry, s.last_ts + cost_.gap());
       s.last_ts = g.ts;
-      if (!msg_cold_.empty() && take_cold(static_cast<std::size_t>(&s - states_.data()), e.peer, e.send_bytes))
-        msg_cold_[m] |= kCold;
+      if (cold_on_ && take_cold(me, e.peer, e.send_bytes)) g.machine |= kCold;
       wake(e.peer);  // the destination
     } else if (role == Role::Recv || role == Role::Irecv || (role == Role::SendRecv && recv_half) ||
                (role == Role::Complete && recv_half && g.tr == kUnknown)) {  // its Irecv was not recorded
       g.tr = s.entry;
-      if (!msg_cold_.empty() && take_fresh(static_cast<std::size_t>(&s - states_.data()), plan_.messages[m].bytes))
-        msg_cold_[m] |= kFresh;
-      wake(e.peer >= 0 ? e.peer : plan_.messages[m].src);  // an Irecv from MPI_ANY_SOURCE
+      if (cold_on_ && take_fresh(me, g.bytes)) g.machine |= kFresh;
+      wake(e.peer >= 0 ? e.peer : g.src);  // an Irecv from MPI_ANY_SOURCE
     }
   }
 
   bool complete_call(RankState& s) {
     for (; s.cursor < s.last; ++s.cursor) {
-      const std::uint32_t idx = s.at(s.cursor);
-      const Event& e = s.ev[idx];
+      const Event& e = s.rec(s.cursor);
+      const std::uint32_t m = s.link(s.cursor);
       if (e.op == Op::ToolFlush) {
         s.pending += s.gap(e.t_enter);
       } else {
         double done;
-        if (!complete_record(s, e, s.link[idx], done)) {
+        if (!complete_record(s, e, m, done)) {
           s.blocked = true;
           return false;
         }
         s.end = std::max(s.end, done);
+        if (m != kNone) retire(m);
       }
       s.last_exit = std::max(s.last_exit, e.t_exit);
     }
@@ -351,7 +457,7 @@ class Engine {
       case Role::SendRecv: return recv_half ? complete_receive(s, e, m, done) : complete_send(s, e, m, done);
       case Role::Send: return complete_send(s, e, m, done);
       case Role::Isend:
-        done = m == kNone ? keep_recorded(s, e) : plan_.msgs[m].ts + cost_.send_cpu(e.send_bytes) + cold_send(m);
+        done = m == kNone ? keep_recorded(s, e) : linker_.msg(m).ts + cost_.send_cpu(e.send_bytes) + cold_send(linker_.msg(m));
         return true;
       case Role::Irecv:
         done = m == kNone ? keep_recorded(s, e) : s.entry;
@@ -372,22 +478,22 @@ class Engine {
       done = keep_recorded(s, e);
       return true;
     }
-    const PlanMsg& g = plan_.msgs[m];
+    LiveMsg& g = linker_.msg(m);
     const bool blocking = role_of(e.op) != Role::Complete;
-    // The Wait of an Isend carries no size: the message's, from the matching.
-    const std::uint64_t k = blocking ? e.send_bytes : plan_.messages[m].bytes;
-    if (!synchronous(m, k)) {
-      done = blocking ? g.ts + cost_.send_cpu(k) + cold_send(m) : s.entry;
+    // The Wait of an Isend carries no size: the message's.
+    const std::uint64_t k = blocking ? e.send_bytes : g.bytes;
+    if (!synchronous(g, k)) {
+      done = blocking ? g.ts + cost_.send_cpu(k) + cold_send(g) : s.entry;
       return true;
     }
     if (g.tr == kUnknown) {
-      if (!forced(s)) return false;
-      done = std::max(s.entry, g.ts + cost_.send_cpu(k) + cold_send(m));  // resolved as eager
+      bool unmatched = false;
+      if (!forced(s, g, g.other, unmatched)) return false;
+      done = unmatched ? keep_recorded(s, e) : std::max(s.entry, g.ts + cost_.send_cpu(k) + cold_send(g));  // as eager
       return true;
     }
-    done = std::max(s.entry, cost_.rndv_sender_done(k, g.ts, g.tr) + fresh(m, k));
-    out_.sender_wait_s[m] =
-        static_cast<float>(std::max(0.0, g.tr - std::max(s.entry, cost_.rts_arrival(g.ts))));
+    done = std::max(s.entry, cost_.rndv_sender_done(k, g.ts, g.tr) + fresh(g, k));
+    g.sender_wait = static_cast<float>(std::max(0.0, g.tr - std::max(s.entry, cost_.rts_arrival(g.ts))));
     return true;
   }
 
@@ -397,33 +503,73 @@ class Engine {
       done = keep_recorded(s, e);
       return true;
     }
-    const PlanMsg& g = plan_.msgs[m];
+    LiveMsg& g = linker_.msg(m);
     if (g.ts == kUnknown) {
-      if (!forced(s)) return false;
-      done = s.entry + s.recorded(e);
+      bool unmatched = false;
+      if (!forced(s, g, g.other, unmatched)) return false;
+      done = unmatched ? keep_recorded(s, e) : s.entry + s.recorded(e);
       return true;
     }
     const double tc = s.entry;
     const double tr = g.tr == kUnknown ? tc : g.tr;
     const std::uint64_t k = e.recv_bytes;
-    const bool sync = synchronous(m, k);
-    const double data =
-        (sync ? cost_.rndv_arrival(k, g.ts, tr) : cost_.eager_arrival(k, g.ts) + cold_send(m)) + fresh(m, k);
-    done = std::max(tc, std::max(tr, data) + cost_.recv_cpu(k) + cold_recv(m));
-    out_.receiver_wait_s[m] = static_cast<float>(std::max(0.0, (sync ? cost_.rts_arrival(g.ts) : data) - tc));
+    const bool sync = synchronous(g, k);
+    const double data = (sync ? cost_.rndv_arrival(k, g.ts, tr) : cost_.eager_arrival(k, g.ts) + cold_send(g)) + fresh(g, k);
+    done = std::max(tc, std::max(tr, data) + cost_.recv_cpu(k) + cold_recv(g));
+    g.receiver_wait = static_cast<float>(std::max(0.0, (sync ? cost_.rts_arrival(g.ts) : data) - tc));
     return true;
   }
 
   // ---- Collectives: each member runs its program of point-to-point steps.
 
-  void begin_collective(RankState& s, const Event& e, std::uint32_t idx, std::uint32_t id) {
-    PlanInstance& inst = plan_.instances[id];
-    const std::uint32_t me = plan_.ranks[static_cast<std::size_t>(&s - states_.data())].crank_of[e.comm];
-    if (inst.storage == kNone) inst.storage = acquire(static_cast<std::size_t>(inst.rounds) * inst.shape.n);
+  // The collective record at position p: its instance once every member has read it.
+  bool start_collective(RankState& s, std::uint32_t p) {
+    const Event& e = s.rec(p);
+    const std::uint32_t id = s.link(p);
+    if (id == kNone) {
+      s.t = keep_recorded(s, e);
+      return true;
+    }
+    LiveInstance& inst = linker_.instance(id);
+    if (!inst.bad && inst.registered < inst.shape.n) read_members_to(inst);
+    const bool usable = !inst.bad && inst.shape.n > 0 && inst.registered == inst.shape.n &&
+                        inst.shape.algo != CollAlgo::Unsupported;
+    if (!usable) {
+      const Event& again = s.rec(p);  // reading other ranks leaves this window as it was
+      s.t = keep_recorded(s, again);
+      ++unusable_collectives_;
+      if (++inst.finished == inst.registered) linker_.free_instance(id);
+      return true;
+    }
+    begin_collective(s, s.rec(p), s.at(p), id);
+    return true;
+  }
+
+  // Reads ahead in the members that have not read their record of this instance yet, until they
+  // have or their records end.
+  void read_members_to(LiveInstance& inst) {
+    const auto k = static_cast<std::uint32_t>(inst.key & 0xffffffffu);
+    for (const std::int32_t m : *inst.members) {
+      const auto r = static_cast<std::uint32_t>(m);
+      while (windows_[r].more() && linker_.collectives_read(r, inst.gcomm) <= k) load(r);
+    }
+  }
+
+  // `event`: the collective record's index in the rank's records (file order).
+  void begin_collective(RankState& s, const Event& e, std::uint32_t event, std::uint32_t id) {
+    LiveInstance& inst = linker_.instance(id);
+    const std::uint32_t me = run_.ranks[static_cast<std::size_t>(&s - states_.data())].crank_of[e.comm];
+    if (inst.slots.empty()) {
+      inst.rounds = coll_rounds(inst.shape);
+      inst.slots.assign(static_cast<std::size_t>(inst.rounds) * inst.shape.n, Slot{});
+      inst.arrival.assign(inst.shape.n, 0.0);
+      inst.end.assign(inst.shape.n, 0.0);
+      inst.event.assign(inst.shape.n, 0);
+    }
     s.inst = id;
-    s.member = inst.member_base + me;
-    arrival_[s.member] = s.entry;
-    coll_event_[s.member] = idx;
+    s.me = me;
+    inst.arrival[me] = s.entry;
+    inst.event[me] = event;
     // The program is written into one scratch buffer sized for the largest communicator, then
     // kept in the rank's own buffers at its exact size: a rank's buffers grow to the largest
     // program it runs (log n for a barrier), never to n per rank for every rank (ranks squared).
@@ -431,14 +577,10 @@ class Engine {
     if (scratch_ops_.size() < cap) scratch_ops_.resize(cap), scratch_steps_.resize(cap);
     std::uint32_t nops = 0;
     coll_program(inst.shape, me, scratch_ops_.data(), scratch_steps_.data(), nops, s.nsteps);
-    auto& prog = progs_[static_cast<std::size_t>(&s - states_.data())];
-    auto& steps = steps_[static_cast<std::size_t>(&s - states_.data())];
-    if (prog.size() < nops) prog.resize(nops);
-    if (steps.size() < s.nsteps) steps.resize(s.nsteps);
-    std::copy_n(scratch_ops_.data(), nops, prog.data());
-    std::copy_n(scratch_steps_.data(), s.nsteps, steps.data());
-    s.prog = prog.data();
-    s.steps = steps.data();
+    if (s.prog.size() < nops) s.prog.resize(nops);
+    if (s.steps.size() < s.nsteps) s.steps.resize(s.nsteps);
+    std::copy_n(scratch_ops_.data(), nops, s.prog.data());
+    std::copy_n(scratch_steps_.data(), s.nsteps, s.steps.data());
     s.step = 0;
     s.op = 0;
     s.step_open = false;
@@ -447,9 +589,10 @@ class Engine {
   }
 
   bool run_collective(RankState& s) {
-    PlanInstance& inst = plan_.instances[s.inst];
-    Slot* slots = storage_[inst.storage].data();
-    const std::int32_t* world = plan_.comm_world.data() + inst.members_off;
+    LiveInstance& inst = linker_.instance(s.inst);
+    Slot* slots = inst.slots.data();
+    const std::int32_t* world = inst.members->data();
+    const auto self = static_cast<std::size_t>(&s - states_.data());
     while (s.step < s.nsteps) {
       const std::uint32_t b = s.step ? s.steps[s.step - 1] : 0, end = s.steps[s.step];
       if (!s.step_open) {  // post the receives, then issue the sends one after the other
@@ -459,7 +602,7 @@ class Engine {
           const CollOp& op = s.prog[i];
           if (op.send) continue;
           slots[op.slot].tr = s.step_start;
-          slots[op.slot].fresh = take_fresh(static_cast<std::size_t>(&s - states_.data()), op.bytes);
+          slots[op.slot].fresh = take_fresh(self, op.bytes);
           if (slots[op.slot].fresh) charge(s, fresh(slots[op.slot], op.bytes));
           wake(world[op.peer]);
         }
@@ -469,7 +612,7 @@ class Engine {
           const double ts = std::max(cpu, s.last_ts + cost_.gap());
           s.last_ts = ts;
           slots[op.slot].ts = ts;
-          slots[op.slot].cold = take_cold(static_cast<std::size_t>(&s - states_.data()), world[op.peer], op.bytes);
+          slots[op.slot].cold = take_cold(self, world[op.peer], op.bytes);
           cpu = ts + cost_.send_cpu(op.bytes) + cold_send(slots[op.slot]);
           if (slots[op.slot].cold) charge(s, cold_send(slots[op.slot]));
           wake(world[op.peer]);
@@ -506,9 +649,13 @@ class Engine {
       ++s.step;
       s.step_open = false;
     }
-    coll_end_[s.member] = s.end;
+    inst.end[s.me] = s.end;
     s.t = s.end;
-    if (++inst.finished == inst.shape.n) release(inst.storage), inst.storage = kNone;
+    if (++inst.finished == inst.shape.n) {
+      uses_.add(inst, out_);
+      linker_.free_instance(s.inst);
+    }
+    s.inst = kNone;
     s.mode = Mode::Between;
     return true;
   }
@@ -518,74 +665,77 @@ class Engine {
     return false;
   }
 
-  // Slot storage: reused once every member of an instance is through with it.
-  std::uint32_t acquire(std::size_t size) {
-    std::uint32_t id = kNone;
-    for (std::size_t i = 0; i < free_.size(); ++i)
-      if (storage_[free_[i]].capacity() >= size) {
-        id = free_[i];
-        free_[i] = free_.back();
-        free_.pop_back();
-        break;
-      }
-    if (id == kNone) {
-      id = static_cast<std::uint32_t>(storage_.size());
-      storage_.emplace_back();
-    }
-    storage_[id].assign(size, Slot{});
-    return id;
-  }
-  void release(std::uint32_t id) { free_.push_back(id); }
-
-  ReplayPlan& plan_;
+  RunInfo& run_;
+  Linker linker_;
   const Cost cost_;
   ReplayResult& out_;
+  const bool collect_waits_;  // per-message waits kept (the whole-trace form of the result)
   std::vector<RankState> states_;
+  std::vector<RankWindow> windows_;
   std::vector<std::uint32_t> ready_;
-  std::vector<std::vector<CollOp>> progs_;
-  std::vector<std::vector<std::uint32_t>> steps_;
+  std::vector<double> start_s_;
+  std::vector<MessageWait> message_waits_;
+  bool cold_on_ = false;                                        // the cost model has a cold start
+  std::unordered_map<std::uint64_t, std::uint32_t> pair_sent_;  // beyond 2048 ranks
+  std::vector<std::uint32_t> pair_dense_;                       // [src * P + dst], up to 2048 ranks
+  // Per receiving rank, the sizes it has received before, sorted: programs use few sizes, so a
+  // binary search beats hashing, and a new size (an insert) is rare.
+  std::vector<std::vector<std::uint64_t>> seen_sizes_;
   std::vector<CollOp> scratch_ops_;
   std::vector<std::uint32_t> scratch_steps_;
-  std::vector<std::vector<Slot>> storage_;
-  std::vector<std::uint32_t> free_;
 };
 
 template <class Cost>
 ReplayResult replay(const ReplayInput& in, const Cost& cost) {
-  ReplayPlan plan = detail::make_plan(in);
+  RunInfo run = detail::make_ranks(in);
   ReplayResult out;
-  out.sender_wait_s.assign(plan.msgs.size(), 0.0f);
-  out.receiver_wait_s.assign(plan.msgs.size(), 0.0f);
-  Engine<Cost> engine(plan, cost, out);
+  Engine<Cost> engine(in, run, cost, out);
   engine.run();
-  engine.charge_messages();
 
-  const std::size_t P = plan.ranks.size();
+  const std::size_t P = run.ranks.size();
+  const double zero = engine.zero();
   out.finish_s.assign(P, 0.0);
   out.actual_finish_s.assign(P, 0.0);
   for (std::size_t r = 0; r < P; ++r) {
-    const PlanRank& pr = plan.ranks[r];
-    if (!pr.present) continue;
-    out.records += pr.n - pr.start_pos;
-    out.finish_s[r] = engine.finish_[r] - plan.zero_s;
-    out.actual_finish_s[r] = pr.actual_end_s - plan.zero_s;
+    if (!engine.present(r)) continue;
+    out.records += engine.records(r);
+    out.finish_s[r] = engine.finish(r) - zero;
+    out.actual_finish_s[r] = in.timeline.seconds(static_cast<int>(r), engine.recorded_end(r)) - zero;
     out.predicted_s = std::max(out.predicted_s, out.finish_s[r]);
     out.actual_s = std::max(out.actual_s, out.actual_finish_s[r]);
   }
-  detail::describe_collectives(plan, engine.arrival_, engine.coll_end_, engine.coll_event_, out);
+  // Per matched message, in the matching's order (by sender, then send record).
+  if (in.window == 0) {
+    const auto& messages = in.matching.messages;
+    out.sender_wait_s.assign(messages.size(), 0.0f);
+    out.receiver_wait_s.assign(messages.size(), 0.0f);
+    for (const MessageWait& w : engine.message_waits()) {
+      const auto it = std::lower_bound(messages.begin(), messages.end(), w, [](const Message& m, const MessageWait& x) {
+        return m.src != x.src ? m.src < x.src : m.send_event < x.send_event;
+      });
+      if (it == messages.end() || it->src != w.src || it->send_event != w.send_event) continue;
+      const auto i = static_cast<std::size_t>(it - messages.begin());
+      out.sender_wait_s[i] = w.sender_wait_s;
+      out.receiver_wait_s[i] = w.receiver_wait_s;
+    }
+  }
+  std::sort(out.collective_waits.begin(), out.collective_waits.end(), [](const auto& a, const auto& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.event < b.event;
+  });
+  engine.uses_.describe(out);
   if (out.recorded_calls)
     out.notes.push_back(fmt::format("{} records kept their recorded duration (partner missing or unmatched, "
                                     "Test/Iprobe that found nothing, Probe, communicator calls)",
                                     out.recorded_calls));
-  if (plan.unusable_collectives)
+  if (engine.unusable_collectives_)
     out.notes.push_back(fmt::format("{} collective calls kept their recorded duration (intercommunicator, or a "
                                     "member's trace or definition is missing)",
-                                    plan.unusable_collectives));
+                                    engine.unusable_collectives_));
   if (out.model_deadlocks)
     out.notes.push_back(fmt::format("the model deadlocked {} times where the run did not (synchronous sends in a "
                                     "cycle); each time the earliest blocked call was resolved as eager",
                                     out.model_deadlocks));
-  if (plan.multithreaded)
+  if (run.multithreaded)
     out.notes.push_back("ranks with several threads are replayed as one sequence in order of call entry");
   return out;
 }

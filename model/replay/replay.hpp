@@ -55,10 +55,19 @@
 
 namespace mstep::model {
 
+// The default window: 256 records per rank were fastest here (tests/bench/replay_bench.cpp).
+inline constexpr std::uint32_t kReplayWindow = 256;
+
 struct ReplayInput {
   std::span<const RankTrace* const> ranks;  // index = world rank; null where unreadable
   const Matching& matching;                 // match_messages() of the same ranks
   const Timeline& timeline;                 // Timeline of the same ranks
+  // Records taken per rank at a time (0: each rank whole). Windows keep the replay's state to
+  // what is in flight and its working set in cache; the tests replay every trace both ways. Two
+  // things differ: the per-message waits of ReplayResult are kept whole only, and a send that no
+  // receive ever matches is known to be unmatched only once its receiver has been read to the
+  // end, so an eager one is charged by the model instead of keeping its recorded duration.
+  std::uint32_t window = kReplayWindow;
 };
 
 // The predicted time one collective call spent waiting for the last member to arrive.
@@ -83,6 +92,7 @@ struct ReplayResult {
   double actual_s = 0;                  // max of actual_finish_s
   // Per matched message, parallel to matching.messages: predicted sender wait (late receiver,
   // rendezvous only) and receiver wait (late sender). 0 where the message was not replayed.
+  // Whole replays only (ReplayInput::window 0); empty otherwise.
   std::vector<float> sender_wait_s, receiver_wait_s;
   std::vector<CollectiveWait> collective_waits;  // one per decomposed collective call
   // One line per (operation, algorithm, communicator size):

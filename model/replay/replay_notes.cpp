@@ -1,41 +1,43 @@
 // Internal to the replay: what the report says about a replay besides its times: the
 // collective algorithms it used and the waits in them, and the machine terms that applied.
 #include <algorithm>
-#include <map>
-#include <tuple>
 
 #include <fmt/format.h>
 
 #include "model/replay/replay_plan.hpp"
 
 namespace mstep::model::detail {
+namespace {
 
-void describe_collectives(const ReplayPlan& plan, const std::vector<double>& arrival,
-                          const std::vector<double>& end, const std::vector<std::uint32_t>& event,
-                          ReplayResult& out) {
-  struct Use {
-    std::uint64_t calls = 0, min_m = ~std::uint64_t{0}, max_m = 0;
-  };
-  std::map<std::tuple<Op, CollAlgo, std::uint32_t>, Use> uses;
-  for (const PlanInstance& inst : plan.instances) {
-    if (!inst.usable) continue;
-    Use& u = uses[{inst.shape.op, inst.shape.algo, inst.shape.n}];
-    ++u.calls;
-    u.min_m = std::min(u.min_m, inst.shape.m);
-    u.max_m = std::max(u.max_m, inst.shape.m);
-    double last = 0;
-    for (std::uint32_t c = 0; c < inst.shape.n; ++c) last = std::max(last, arrival[inst.member_base + c]);
-    for (std::uint32_t c = 0; c < inst.shape.n; ++c) {
-      const std::uint64_t i = inst.member_base + c;
-      const double wait = std::clamp(last - arrival[i], 0.0, std::max(0.0, end[i] - arrival[i]));
-      out.collective_waits.push_back({plan.comm_world[inst.members_off + c], event[i], static_cast<float>(wait)});
-    }
+// (operation, algorithm, communicator size) in one number that sorts like the tuple.
+std::uint64_t use_key(const CollShape& s) {
+  return (std::uint64_t{static_cast<std::uint8_t>(s.op)} << 40) | (std::uint64_t{static_cast<std::uint8_t>(s.algo)} << 32) |
+         s.n;
+}
+
+}  // namespace
+
+void CollectiveUses::add(const LiveInstance& inst, ReplayResult& out) {
+  const std::uint64_t key = use_key(inst.shape);
+  auto it = std::lower_bound(uses_.begin(), uses_.end(), key, [](const auto& u, std::uint64_t k) { return u.first < k; });
+  if (it == uses_.end() || it->first != key) it = uses_.insert(it, {key, Use{}});
+  Use& u = it->second;
+  ++u.calls;
+  u.min_m = std::min(u.min_m, inst.shape.m);
+  u.max_m = std::max(u.max_m, inst.shape.m);
+  double last = 0;
+  for (std::uint32_t c = 0; c < inst.shape.n; ++c) last = std::max(last, inst.arrival[c]);
+  for (std::uint32_t c = 0; c < inst.shape.n; ++c) {
+    const double wait = std::clamp(last - inst.arrival[c], 0.0, std::max(0.0, inst.end[c] - inst.arrival[c]));
+    out.collective_waits.push_back({(*inst.members)[c], inst.event[c], static_cast<float>(wait)});
   }
-  std::sort(out.collective_waits.begin(), out.collective_waits.end(), [](const auto& a, const auto& b) {
-    return a.rank != b.rank ? a.rank < b.rank : a.event < b.event;
-  });
-  for (const auto& [key, u] : uses) {
-    const auto& [op, algo, n] = key;
+}
+
+void CollectiveUses::describe(ReplayResult& out) const {
+  for (const auto& [key, u] : uses_) {
+    const auto op = static_cast<Op>((key >> 40) & 0xff);
+    const auto algo = static_cast<CollAlgo>((key >> 32) & 0xff);
+    const auto n = static_cast<std::uint32_t>(key & 0xffffffffu);
     const std::string bytes = op == Op::Barrier ? "" : u.min_m == u.max_m ? fmt::format(", {} bytes", u.min_m)
                                                                          : fmt::format(", {} to {} bytes", u.min_m, u.max_m);
     out.collective_algorithms.push_back(fmt::format("{}: {} (MPICH default for {} rank{}{}; {} call{})", mpi_name(op),

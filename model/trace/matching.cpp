@@ -34,6 +34,8 @@ struct Channel {
   std::vector<PendingRecv> recvs;    // receiver's, sorted by posting order later
 };
 
+}  // namespace
+
 bool is_p2p_recv(const Event& e) {
   switch (op_role(e.op)) {
     case Role::Recv: return true;
@@ -42,8 +44,6 @@ bool is_p2p_recv(const Event& e) {
     default: return false;
   }
 }
-
-}  // namespace
 
 bool is_collective_call(const Event& e) {
   const Role r = op_role(e.op);

@@ -55,5 +55,8 @@ std::vector<std::vector<CollectiveCall>> collective_instances(std::span<const Ra
 
 // True for a record that starts a point-to-point send (including Sendrecv's send half).
 bool is_p2p_send(const Event& e);
+// True for a record that completes a point-to-point receive (Recv, Sendrecv's receive half, the
+// Wait/Test record of an Irecv).
+bool is_p2p_recv(const Event& e);
 
 }  // namespace mstep

@@ -1,7 +1,9 @@
 // Replay throughput: synthetic traces of R ranks and E records replayed under LogGPS on one core.
 // Prints records per second of the replay loop (setup included) and the process's peak RSS.
-// Usage: replay_bench [ranks] [records] [ring|pingpong|random] [cold]
+// Usage: replay_bench [ranks] [records] [ring|pingpong|random] [cold] [window=N]
 // `cold` adds this machine's cold start and fresh-buffer terms (as calibrated here), to time their checks.
+// Records are taken by the replay in windows of N per rank (default model::kReplayWindow, the
+// streaming path); window=0 hands it each rank whole.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,16 +50,21 @@ int main(int argc, char** argv) {
   p.L = 200e-9, p.o = 200e-9, p.g = 190e-9, p.Gs = 0, p.Gl = 60e-12, p.s = 128, p.S = 8256, p.P = static_cast<std::uint32_t>(ranks);
   const auto t0 = std::chrono::steady_clock::now();
   model::ColdStart cold;
-  const bool with_cold = argc > 4 && std::strcmp(argv[4], "cold") == 0;
+  bool with_cold = false;
+  std::uint32_t window = model::kReplayWindow;
+  for (int i = 4; i < argc; ++i) {
+    if (std::strcmp(argv[i], "cold") == 0) with_cold = true;
+    else if (std::strncmp(argv[i], "window=", 7) == 0) window = static_cast<std::uint32_t>(std::strtoul(argv[i] + 7, nullptr, 10));
+  }
   if (with_cold) {
     cold.messages = 64, cold.send = 25e-6, cold.recv = 17e-6, cold.from = 384, cold.to = 8256;
     cold.fresh_per_byte = 1.8e-9, cold.fresh_from = 8256;
   }
-  const model::ReplayResult r = model::replay_loggps(model::ReplayInput{ptrs, matching, timeline}, p, cold);
+  const model::ReplayResult r = model::replay_loggps(model::ReplayInput{ptrs, matching, timeline, window}, p, cold);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("replay ranks=%d records=%zu pattern=%s%s seconds=%.3f records_per_s=%.3e predicted_s=%.6f "
+  std::printf("replay ranks=%d records=%zu pattern=%s%s window=%u seconds=%.3f records_per_s=%.3e predicted_s=%.6f "
               "peak_rss_mib=%.1f input_rss_mib=%.1f\n",
-              ranks, total, name, with_cold ? "+cold" : "", seconds, static_cast<double>(total) / seconds, r.predicted_s,
+              ranks, total, name, with_cold ? "+cold" : "", window, seconds, static_cast<double>(total) / seconds, r.predicted_s,
               static_cast<double>(peak_rss_kib()) / 1024.0, static_cast<double>(rss_input) / 1024.0);
   return 0;
 }

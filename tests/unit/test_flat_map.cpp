@@ -5,7 +5,7 @@
 #include <map>
 #include <random>
 
-#include "interpose/flat_map.hpp"
+#include "format/flat_map.hpp"
 
 TEST_CASE("FlatHandleMap agrees with std::map under random churn", "[flat-map]") {
   mstep::FlatHandleMap<int> m(16);

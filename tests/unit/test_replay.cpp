@@ -96,8 +96,44 @@ struct Run {
     for (std::size_t i = 0; i < t.size(); ++i) p.push_back(missing.count(static_cast<int>(i)) ? nullptr : &t[i]);
     return p;
   }
-  ReplayInput input() const { return ReplayInput{ptrs, matching, timeline}; }
-  ReplayResult loggps(const LogGPSParams& p) const { return replay_loggps(input(), p); }
+  ReplayInput input(std::uint32_t window = 0) const { return ReplayInput{ptrs, matching, timeline, window}; }
+  // Every replay runs twice more with the records read a few at a time (ReplayInput::window),
+  // which must change nothing but the per-message waits it does not keep.
+  ReplayResult loggps(const LogGPSParams& p, const ColdStart& cold = {}) const {
+    return both_ways([&](std::uint32_t w) { return replay_loggps(input(w), p, cold); });
+  }
+  ReplayResult linear(const TwoRegimeLinearModel& lm, const ColdStart& cold = {}) const {
+    return both_ways([&](std::uint32_t w) { return replay_linear(input(w), lm, cold); });
+  }
+  template <class F>
+  static ReplayResult both_ways(F replay) {
+    const ReplayResult whole = replay(0);
+    auto charges = [](std::vector<MachineCharge> c) {
+      std::vector<std::tuple<std::int32_t, std::uint32_t, double>> t;
+      for (const auto& x : c) t.emplace_back(x.rank, x.event, x.seconds);
+      std::sort(t.begin(), t.end());
+      return t;
+    };
+    auto waits = [](const std::vector<CollectiveWait>& c) {
+      std::vector<std::tuple<std::int32_t, std::uint32_t, float>> t;
+      for (const auto& x : c) t.emplace_back(x.rank, x.event, x.wait_s);
+      return t;
+    };
+    for (const std::uint32_t w : {1u, 2u, 5u}) {
+      INFO("records read " << w << " at a time");
+      const ReplayResult part = replay(w);
+      CHECK(part.finish_s == whole.finish_s);
+      CHECK(part.actual_finish_s == whole.actual_finish_s);
+      CHECK(part.records == whole.records);
+      CHECK(part.recorded_calls == whole.recorded_calls);
+      CHECK(part.model_deadlocks == whole.model_deadlocks);
+      CHECK(part.collective_algorithms == whole.collective_algorithms);
+      CHECK(part.notes == whole.notes);
+      CHECK(waits(part.collective_waits) == waits(whole.collective_waits));
+      CHECK(charges(part.machine_charges) == charges(whole.machine_charges));
+    }
+    return whole;
+  }
 };
 
 // Two ranks, 100 B each way. Rank 0: Init exit at 1, computes 10, Send; Recv; computes 5;
@@ -408,7 +444,7 @@ TEST_CASE("the linear baseline on a ping-pong", "[replay]") {
   const Run run = pingpong();
   // Below 10000 B: T(n) = 3 + n / (1000 B/us). 100 B: T = 3.1, the sender busy 0.1.
   TwoRegimeLinearModel lm{{3 * us, 1e9}, {10 * us, 2e9}, 10000};
-  const ReplayResult r = replay_linear(run.input(), lm);
+  const ReplayResult r = run.linear(lm);
   // Rank 0 sends at 11 (done 11.1); rank 1 has it at 14.1, computes 3, sends at 17.1 (done 17.2),
   // computes 2: Finalize at 19.2. Rank 0 has the answer at 20.2, computes 5: Finalize at 25.2
   // = 1 + 10 + 3.1 + 3 + 3.1 + 5.
@@ -559,20 +595,20 @@ TEST_CASE("the cold start: a pair's first messages cost more on both sides", "[r
   // 3 and sends at 30.1 (returns 35.1; computes 2: Finalize at 37.1); data at 40.2, rank 0's Recv
   // returns at 46.2, it computes 5: Finalize at 51.2. Minus zero (1): 50.2 and 36.1, against
   // 36.2 and 26.1 warm: 2 x (3 + 4) = 14 more on the critical path.
-  const ReplayResult r = replay_loggps(run.input(), machine(), cold);
+  const ReplayResult r = run.loggps(machine(), cold);
   CHECK(r.finish_s[0] == Approx(50.2 * us));
   CHECK(r.finish_s[1] == Approx(36.1 * us));
   CHECK(r.receiver_wait_s[0] == Approx(20.1 * us));  // data at 21.1, Recv posted at 1
   SECTION("only the first `messages` of a pair") {
     cold.messages = 0;
-    CHECK(replay_loggps(run.input(), machine(), cold).finish_s[0] == Approx(36.2 * us));
+    CHECK(run.loggps(machine(), cold).finish_s[0] == Approx(36.2 * us));
   }
   SECTION("only sizes in [from, to)") {
     cold.from = 101;
-    CHECK(replay_loggps(run.input(), machine(), cold).finish_s[0] == Approx(36.2 * us));
+    CHECK(run.loggps(machine(), cold).finish_s[0] == Approx(36.2 * us));
   }
   SECTION("LogGP sees the same machine") {
-    CHECK(replay_loggps(run.input(), as_loggp(machine()), cold).finish_s[0] == Approx(50.2 * us));
+    CHECK(run.loggps(as_loggp(machine()), cold).finish_s[0] == Approx(50.2 * us));
   }
 }
 
@@ -582,11 +618,11 @@ TEST_CASE("fresh buffers: a size its receiver has not received before arrives la
   cold.fresh_per_byte = 0.01 * us, cold.fresh_from = 50;
   // Each 100-B message is the first of its size at its receiver: 1 us later each, on the
   // critical path twice: 36.2 + 2 and 26.1 + 1.
-  const ReplayResult r = replay_loggps(run.input(), machine(), cold);
+  const ReplayResult r = run.loggps(machine(), cold);
   CHECK(r.finish_s[0] == Approx(38.2 * us));
   CHECK(r.finish_s[1] == Approx(27.1 * us));
   cold.fresh_from = 101;  // below the range: as warm
-  CHECK(replay_loggps(run.input(), machine(), cold).finish_s[0] == Approx(36.2 * us));
+  CHECK(run.loggps(machine(), cold).finish_s[0] == Approx(36.2 * us));
 }
 
 namespace {
@@ -609,13 +645,13 @@ TEST_CASE("the replay names the records it charged machine terms to", "[replay][
   using C = std::vector<std::tuple<int, unsigned, double>>;
   // Message 0 -> 1: rank 0's Send (event 1) pays 3, rank 1's Recv (event 1) pays 4; the answer:
   // rank 1's Send (event 2) 3, rank 0's Recv (event 2) 4.
-  CHECK(charges_us(replay_loggps(run.input(), machine(), cold)) == C{{0, 1, 3.0}, {0, 2, 4.0}, {1, 1, 4.0}, {1, 2, 3.0}});
+  CHECK(charges_us(run.loggps(machine(), cold)) == C{{0, 1, 3.0}, {0, 2, 4.0}, {1, 1, 4.0}, {1, 2, 3.0}});
   // Fresh buffers go to the receiving record: 100 B x 0.01 us/B.
   ColdStart fresh;
   fresh.fresh_per_byte = 0.01 * us, fresh.fresh_from = 50;
-  CHECK(charges_us(replay_loggps(run.input(), machine(), fresh)) == C{{0, 2, 1.0}, {1, 1, 1.0}});
+  CHECK(charges_us(run.loggps(machine(), fresh)) == C{{0, 2, 1.0}, {1, 1, 1.0}});
   // No machine terms, no charges.
-  CHECK(replay_loggps(run.input(), machine()).machine_charges.empty());
+  CHECK(run.loggps(machine()).machine_charges.empty());
 
   SECTION("in a collective, to the collective record of the rank that paid") {
     std::vector<RankTrace> t;
@@ -626,7 +662,7 @@ TEST_CASE("the replay names the records it charged machine terms to", "[replay][
       t.push_back(make_rank(r, 2, {ev(Op::Init, 0, 1), b, ev(Op::Finalize, 9, 10)}));
     }
     const Run bcast(std::move(t));
-    CHECK(charges_us(replay_loggps(bcast.input(), machine(), cold)) == C{{0, 1, 3.0}, {1, 1, 4.0}});
+    CHECK(charges_us(bcast.loggps(machine(), cold)) == C{{0, 1, 3.0}, {1, 1, 4.0}});
   }
 }
 
@@ -639,7 +675,7 @@ TEST_CASE("the linear baseline pays the same machine terms", "[replay][cold]") {
   // 11 + 0.1 + 3 = 14.1, the data there at 11 + 3.1 + 3 = 17.1, rank 1's Recv done at 17.1 + 4
   // = 21.1; it computes 3, sends at 24.1 (done 27.2, computes 2: Finalize at 29.2); the data at
   // 24.1 + 3.1 + 3 = 30.2, rank 0's Recv done at 34.2, computes 5: Finalize at 39.2. Minus 1.
-  const ReplayResult r = replay_linear(run.input(), lm, cold);
+  const ReplayResult r = run.linear(lm, cold);
   CHECK(r.finish_s[0] == Approx(38.2 * us));
   CHECK(r.finish_s[1] == Approx(28.2 * us));
   CHECK(r.machine_charges.size() == 4);
