@@ -50,9 +50,9 @@ FileHeader decode_file_header(ByteReader& in) {
     throw TraceError("not an mstep trace (bad magic)");
   FileHeader h;
   h.version = static_cast<std::uint16_t>(in.fixed(2));
-  if (h.version != kTraceVersion)
-    throw TraceError(fmt::format("trace format version {}, this mstep reads version {}", h.version,
-                                 kTraceVersion));
+  if (h.version < kOldestTraceVersion || h.version > kTraceVersion)
+    throw TraceError(fmt::format("trace format version {}, this mstep reads versions {} to {}", h.version,
+                                 kOldestTraceVersion, kTraceVersion));
   const auto body = static_cast<std::size_t>(in.fixed(2));
   if (body < 21 || body > in.remaining()) throw TraceError("file header truncated");
   const auto start = in.pos();
@@ -253,22 +253,36 @@ void encode_comms(std::span<const CommDef> comms, std::vector<std::uint8_t>& out
   w.varint(comms.size());
   for (const CommDef& c : comms) {
     w.varint(c.id);
-    w.u8(c.inter ? 1 : 0);
+    // Bit 1: the members are 0..n-1, written as n alone (every rank's MPI_COMM_WORLD: a list per
+    // rank would make a run's traces grow with the ranks squared).
+    w.u8(static_cast<std::uint8_t>((c.inter ? 1 : 0) | (c.world_ranks.is_identity() ? 2 : 0)));
     w.varint(c.world_ranks.size());
-    for (auto r : c.world_ranks) w.zigzag(r);
+    if (!c.world_ranks.is_identity())
+      for (auto r : c.world_ranks) w.zigzag(r);
   }
 }
 
-void decode_comms(std::span<const std::uint8_t> payload, std::vector<CommDef>& out) {
+void decode_comms(std::span<const std::uint8_t> payload, std::vector<CommDef>& out, std::uint64_t world_size) {
   ByteReader r(payload);
   const auto n = r.count(3);
   for (std::size_t i = 0; i < n; ++i) {
     CommDef c;
     c.id = static_cast<std::uint16_t>(r.varint());
-    c.inter = r.u8() != 0;
-    const auto size = r.count(1);
-    c.world_ranks.reserve(size);
-    for (std::size_t k = 0; k < size; ++k) c.world_ranks.push_back(static_cast<std::int32_t>(r.zigzag()));
+    const std::uint8_t flags = r.u8();
+    if (flags > 3) throw TraceError(fmt::format("communicator {} has flags {}", c.id, flags));
+    c.inter = flags & 1;
+    if (flags & 2) {
+      const std::uint64_t size = r.varint();
+      if (size == 0 || size > world_size)
+        throw TraceError(fmt::format("communicator {} of {} members in a run of {} ranks", c.id, size, world_size));
+      c.world_ranks = MemberList::identity(size);
+    } else {
+      const auto size = r.count(1);
+      std::vector<std::int32_t> ranks;
+      ranks.reserve(size);
+      for (std::size_t k = 0; k < size; ++k) ranks.push_back(static_cast<std::int32_t>(r.zigzag()));
+      c.world_ranks = std::move(ranks);
+    }
     out.push_back(std::move(c));
   }
   if (!r.done()) throw TraceError("communicator frame has bytes left over");

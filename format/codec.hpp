@@ -133,7 +133,8 @@ class StepEncoder {
 void encode_steps(std::span<const StepRecord> steps, std::vector<std::uint8_t>& out);
 void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>& out);
 void encode_comms(std::span<const CommDef> comms, std::vector<std::uint8_t>& out);
-void decode_comms(std::span<const std::uint8_t> payload, std::vector<CommDef>& out);
+// `world_size`: the run's (file header); no communicator has more members.
+void decode_comms(std::span<const std::uint8_t> payload, std::vector<CommDef>& out, std::uint64_t world_size);
 void encode_callsites(std::span<const CallsiteDef> sites, std::vector<std::uint8_t>& out);
 void decode_callsites(std::span<const std::uint8_t> payload, std::vector<CallsiteDef>& out);
 void encode_clocks(std::span<const ClockSync> clocks, std::vector<std::uint8_t>& out);

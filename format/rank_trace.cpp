@@ -1,14 +1,15 @@
 #include "format/rank_trace.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace mstep {
 
 namespace {
 
-template <typename Record>
-void decode_counted(const Frame& f, std::vector<Record>& out,
-                    void (*decode)(std::span<const std::uint8_t>, std::vector<Record>&)) {
+template <typename Record, typename Decode>
+void decode_counted(const Frame& f, std::vector<Record>& out, Decode decode) {
   const auto before = out.size();
   decode(f.payload, out);
   if (const auto n = out.size() - before; n != f.count) {
@@ -39,7 +40,13 @@ RankTrace read_rank_trace(const std::string& path) {
         // Every frame's header count is checked against what its payload decodes to: the
         // header lies outside the zstd checksum, so this is what catches a flipped count.
         case FrameKind::Steps: decode_counted(f, t.steps, decode_steps); break;
-        case FrameKind::Comms: decode_counted(f, t.comms, decode_comms); break;
+        case FrameKind::Comms: {
+          const auto world = static_cast<std::uint64_t>(std::max(t.header.world_size, 0));
+          decode_counted(f, t.comms, [world](std::span<const std::uint8_t> p, std::vector<CommDef>& out) {
+            decode_comms(p, out, world);
+          });
+          break;
+        }
         case FrameKind::Callsites: decode_counted(f, t.callsites, decode_callsites); break;
         case FrameKind::Clock: decode_counted(f, t.clocks, decode_clocks); break;
         case FrameKind::End:

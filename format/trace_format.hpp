@@ -7,10 +7,14 @@
 #include <string_view>
 #include <vector>
 
+#include "format/member_list.hpp"
+
 namespace mstep {
 
 // Bump on any change to the bytes on disk. Readers refuse other versions with a clear message.
-inline constexpr std::uint16_t kTraceVersion = 1;
+// Version 2: a communicator whose members are 0..n-1 is written as n alone (Comms frames).
+inline constexpr std::uint16_t kTraceVersion = 2;
+inline constexpr std::uint16_t kOldestTraceVersion = 1;  // the oldest the reader still accepts
 inline constexpr char kFileMagic[8] = {'M', 'S', 'T', 'E', 'P', 'T', 'R', 'C'};
 inline constexpr std::uint32_t kFrameMagic = 0x4d534652;  // "MSFR"
 
@@ -93,7 +97,7 @@ struct StepRecord {
 struct CommDef {
   std::uint16_t id = 0;
   bool inter = false;
-  std::vector<std::int32_t> world_ranks;
+  MemberList world_ranks;
   friend bool operator==(const CommDef&, const CommDef&) = default;
 };
 

@@ -253,13 +253,12 @@ struct Linker::Impl {
       if (e.flags & kRoot) {
         root = me;
       } else {
-        const auto& wr = def->world_ranks;
-        const auto rt = std::find(wr.begin(), wr.end(), e.peer);
-        if (rt == wr.end()) {
+        const std::int64_t rt = def->world_ranks.rank_of(e.peer);
+        if (rt < 0) {
           inst.bad = true;
           return;
         }
-        root = static_cast<std::uint32_t>(rt - wr.begin());
+        root = static_cast<std::uint32_t>(rt);
       }
     }
     if (added) {

@@ -101,7 +101,7 @@ struct LiveInstance {
   std::uint32_t finished = 0;     // members done in the replay
   std::uint32_t gcomm = 0;
   std::uint64_t key = 0;          // (gcomm << 32) | k
-  const std::vector<std::int32_t>* members = nullptr;  // world ranks by communicator rank
+  const MemberList* members = nullptr;  // world ranks by communicator rank
   bool bad = false;               // inconsistent or missing definition, or a member without a trace
   std::vector<Slot> slots;      // one per message of the algorithm, while members run it
   std::vector<double> arrival, end;
@@ -146,7 +146,7 @@ struct RunInfo {
   std::vector<std::vector<std::uint32_t>> comm_ids;  // global_comm_ids of the ranks
   std::uint32_t gcomm(std::size_t rank, std::uint16_t local) const { return global_comm(comm_ids, rank, local); }
   // Member lists of the global communicators collectives run on (world ranks by communicator rank).
-  std::unordered_map<std::uint32_t, std::vector<std::int32_t>> members;
+  std::unordered_map<std::uint32_t, MemberList> members;
   bool multithreaded = false;
 };
 

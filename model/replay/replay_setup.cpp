@@ -30,11 +30,10 @@ RunInfo make_ranks(const ReplayInput& in) {
       const CommDef* def = info.def_of[id];
       if (!def || def->inter) continue;
       const auto& w = def->world_ranks;
-      const auto me = static_cast<std::int32_t>(r);
       // MPI_COMM_WORLD and its duplicates list every rank in order: no search (ranks squared).
-      const auto it = r < w.size() && w[r] == me ? w.begin() + static_cast<std::ptrdiff_t>(r) : std::find(w.begin(), w.end(), me);
-      if (it == w.end()) continue;
-      info.crank_of[id] = static_cast<std::uint32_t>(it - w.begin());
+      const std::int64_t me = w.rank_of(static_cast<std::int32_t>(r));
+      if (me < 0) continue;
+      info.crank_of[id] = static_cast<std::uint32_t>(me);
       run.members.try_emplace(run.gcomm(r, static_cast<std::uint16_t>(id)), w);
     }
   }

@@ -56,7 +56,7 @@ std::vector<std::optional<Group>> recorded_local_groups(const RankTrace& t, std:
     const auto made = static_cast<std::uint16_t>(e.peer);
     if (e.op == Op::Intercomm_create) {
       if (e.comm >= def.size() || !def[e.comm] || def[e.comm]->inter) continue;
-      const Group& g = def[e.comm]->world_ranks;
+      const Group& g = def[e.comm]->world_ranks.vector();
       // A local group without this rank is a damaged or foreign trace: leave it to the fallback.
       if (std::find(g.begin(), g.end(), r) != g.end()) local[made] = sorted(g);
     } else if (is_dup(e.op) && e.comm < made && inter_def(e.comm)) {
@@ -79,7 +79,7 @@ class InterIndex {
     for (std::size_t r = 0; r < defs.size(); ++r) {
       present_[r] = ranks[r] != nullptr;
       for (const CommDef* c : defs[r])
-        if (c && c->inter) remotes_[r].insert(sorted(c->world_ranks));
+        if (c && c->inter) remotes_[r].insert(sorted(c->world_ranks.vector()));
     }
   }
 
@@ -159,9 +159,9 @@ std::vector<std::vector<std::uint32_t>> global_comm_ids(std::span<const RankTrac
       Identity key;
       key.inter = def[id]->inter;
       if (!key.inter) {
-        key.first = def[id]->world_ranks;
+        key.first = def[id]->world_ranks.vector();
       } else {
-        key.second = sorted(def[id]->world_ranks);
+        key.second = sorted(def[id]->world_ranks.vector());
         auto mine = recorded[id] ? recorded[id] : index.local_group(me, key.second);
         if (!mine) continue;  // no identity the other side would agree on: an id of its own
         key.first = std::move(*mine);

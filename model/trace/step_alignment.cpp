@@ -70,7 +70,7 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
   for (std::size_t r = 0; r < n; ++r) {
     if (!ranks[r] || ranks[r]->events.empty()) continue;
     const RankTrace& t = *ranks[r];
-    std::map<std::uint16_t, std::vector<std::int32_t>> members;
+    std::map<std::uint16_t, MemberList> members;
     for (const auto& c : t.comms) members[c.id] = c.world_ranks;
     StepTracker tracker(static_cast<std::int32_t>(r), static_cast<std::int32_t>(n), t.events.front().t_enter);
     auto& steps = out.steps[r];

@@ -160,8 +160,7 @@ std::vector<RankTrace> synthetic_trace(int ranks, Pattern pattern, std::size_t e
   const std::size_t budget = events / un;
   const auto iterations =
       budget > 3 ? static_cast<std::size_t>(static_cast<double>(budget - 3) / per_iteration) : std::size_t{0};
-  std::vector<std::int32_t> world(un);
-  for (int r = 0; r < n; ++r) world[static_cast<std::size_t>(r)] = r;
+  const MemberList world = MemberList::identity(un);  // shared by every rank
   for (int r = 0; r < n; ++r) {
     RankTrace& t = g.out[static_cast<std::size_t>(r)];
     t.path = "synthetic";

@@ -31,9 +31,9 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
                                      "their files end early", file.string(), m.write_failed_ranks,
                                      m.write_failed_ranks == 1 ? "" : "s"));
     if (j.contains("environment")) m.environment = j.at("environment").get<MpiEnvironment>();
-    if (j.value("format_version", 0) != kTraceVersion)
-      problems.push_back(fmt::format("{}: format version {}, this mstep reads version {}",
-                                     file.string(), j.value("format_version", 0), kTraceVersion));
+    if (const int v = j.value("format_version", 0); v < kOldestTraceVersion || v > kTraceVersion)
+      problems.push_back(fmt::format("{}: format version {}, this mstep reads versions {} to {}", file.string(), v,
+                                     kOldestTraceVersion, kTraceVersion));
     m.present = m.ranks > 0;
     if (!m.present) problems.push_back(fmt::format("{}: ranks must be positive", file.string()));
   } catch (const std::exception& e) {

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     switch (data[0] % 7) {
       case 0: { std::vector<Event> v; decode_events(rest, v); break; }
       case 1: { std::vector<StepRecord> v; decode_steps(rest, v); break; }
-      case 2: { std::vector<CommDef> v; decode_comms(rest, v); break; }
+      case 2: { std::vector<CommDef> v; decode_comms(rest, v, 1u << 20); break; }
       case 3: { std::vector<CallsiteDef> v; decode_callsites(rest, v); break; }
       case 4: { std::vector<ClockSync> v; decode_clocks(rest, v); break; }
       case 5: { ByteReader r(rest); decode_file_header(r); break; }

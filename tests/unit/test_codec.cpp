@@ -122,7 +122,7 @@ TEST_CASE("steps, communicators, call sites and clocks round-trip", "[codec]") {
   std::vector<CallsiteDef> sites2;
   std::vector<ClockSync> clocks2;
   decode_steps(a, steps2);
-  decode_comms(b, comms2);
+  decode_comms(b, comms2, 64);
   decode_callsites(c, sites2);
   decode_clocks(d, clocks2);
   CHECK(steps2 == steps);
@@ -241,8 +241,8 @@ TEST_CASE("files that are not traces of this version are refused in one line", "
     out.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
   }
   CHECK_THROWS_WITH(read_rank_trace(path),
-                    path + ": trace format version " + std::to_string(kTraceVersion + 1) +
-                        ", this mstep reads version " + std::to_string(kTraceVersion));
+                    path + ": trace format version " + std::to_string(kTraceVersion + 1) + ", this mstep reads versions " +
+                        std::to_string(kOldestTraceVersion) + " to " + std::to_string(kTraceVersion));
 }
 
 TEST_CASE("a frame header outside the checksum is checked: count, kind, reserved byte", "[trace-file]") {
@@ -322,4 +322,29 @@ TEST_CASE("an implausible clock rate in the file header is refused, not used", "
     out.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
   }
   CHECK_THROWS_WITH(read_rank_trace(path), Catch::Contains("1500000000 clock ticks per second"));
+}
+
+TEST_CASE("a communicator of members 0..n-1 is written as n alone and shared in memory", "[codec]") {
+  // A million-rank MPI_COMM_WORLD: 1 flag byte and 3 bytes of size, not a million ranks.
+  std::vector<CommDef> world = {{0, false, MemberList::identity(1000000)}};
+  std::vector<std::uint8_t> bytes;
+  encode_comms(world, bytes);
+  CHECK(bytes.size() < 8);
+  std::vector<CommDef> a, b;
+  decode_comms(bytes, a, 1000000);
+  decode_comms(bytes, b, 1000000);
+  REQUIRE(a.size() == 1);
+  CHECK(a[0].world_ranks.size() == 1000000);
+  CHECK(a[0].world_ranks[999999] == 999999);
+  CHECK(a[0].world_ranks.data() == b[0].world_ranks.data());  // one copy for every rank's trace
+  // A list that happens to count up (a version 1 trace, a duplicate of the world) is the same list.
+  const MemberList counted(std::vector<std::int32_t>{0, 1, 2, 3});
+  CHECK(counted.is_identity());
+  CHECK(counted.data() == MemberList::identity(4).data());
+  CHECK_FALSE(MemberList({1, 0}).is_identity());
+  CHECK(MemberList({5, 7, 9}).rank_of(9) == 2);
+  CHECK(MemberList({5, 7, 9}).rank_of(6) == -1);
+  // More members than the run has ranks: a damaged frame, refused before anything is allocated.
+  std::vector<CommDef> none;
+  CHECK_THROWS_WITH(decode_comms(bytes, none, 64), "communicator 0 of 1000000 members in a run of 64 ranks");
 }

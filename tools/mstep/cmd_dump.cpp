@@ -46,7 +46,7 @@ nlohmann::json rank_json(const RankTrace& t, int rank, Symbolizer& sym) {
                      {"partners", s.partners}});
   }
   nlohmann::json comms = nlohmann::json::array();
-  for (const CommDef& c : t.comms) comms.push_back({{"id", c.id}, {"inter", c.inter}, {"world_ranks", c.world_ranks}});
+  for (const CommDef& c : t.comms) comms.push_back({{"id", c.id}, {"inter", c.inter}, {"world_ranks", c.world_ranks.vector()}});
   nlohmann::json sites = nlohmann::json::array();
   for (const CallsiteDef& c : t.callsites) sites.push_back({{"id", c.id}, {"location", sym.describe(c)}});
   return {{"rank", rank}, {"status", trace_end_name(t.end)}, {"events", events}, {"steps", steps},
