@@ -15,6 +15,7 @@ void add_report(CLI::App& app);
 void add_whatif(CLI::App& app);
 void add_validate(CLI::App& app);
 void add_sensitivity(CLI::App& app);
+void add_synth(CLI::App& app);
 
 // Where libmstep.so lies relative to this executable (bin/../lib), without any environment.
 std::string find_preload_library();

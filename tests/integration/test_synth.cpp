@@ -1,0 +1,78 @@
+// mstep synth: synthetic traces as real trace directories, read end to end by stats and report
+// (counts from the generator's documented shapes, model/trace/synthetic.hpp), and its bad input.
+#include "harness.hpp"
+
+using namespace mstep_it;
+
+namespace {
+
+Result synth(const fs::path& dir, const std::string& pattern, int ranks, int events) {
+  return run({kMstep, "synth", "-o", dir.string(), "--ranks", std::to_string(ranks), "--events",
+              std::to_string(events), "--pattern", pattern, "--seed", "3"});
+}
+
+}  // namespace
+
+TEST_CASE("mstep synth writes a ring that stats and report read whole") {
+  const fs::path dir = test_dir() / "ring";
+  const Result r = synth(dir, "ring", 4, 1000);
+  REQUIRE(r.code == 0);
+  CHECK(r.out == "mstep: wrote " + dir.string() + ": ring pattern, 4 ranks, 988 events\n");
+  // Per rank: MPI_Init, MPI_Barrier, MPI_Finalize and (1000 / 4 - 3) / 4 = 61 iterations of
+  // Irecv, Isend and a Waitall of two records: 247 records, 4 * 247 = 988.
+  const Stats s = stats(dir);
+  REQUIRE(s.r.code == 0);
+  CHECK(s.j.at("complete") == true);
+  CHECK(s.j.at("events") == 988);
+  const json rep = mstep_json("report", dir, {}, no_default_params(test_dir()));
+  CHECK(rep.at("complete") == true);
+  CHECK(rep.at("ranks") == 4);
+  CHECK(rep.at("messages") == 4 * 61);  // one per rank and iteration, every one matched
+  CHECK(rep.at("problems").empty());
+  // meta.json says what made it.
+  std::ifstream in(dir / "meta.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const json meta = parse_json(text.str());
+  CHECK(meta.at("synthetic").at("pattern") == "ring");
+  CHECK(meta.at("synthetic").at("seed") == 3);
+  CHECK(meta.at("format_version") == 2);
+}
+
+TEST_CASE("mstep synth: pingpong and random traces replay under every model without problems") {
+  for (const char* pattern : {"pingpong", "random"}) {
+    INFO(pattern);
+    const fs::path dir = test_dir() / pattern;
+    REQUIRE(synth(dir, pattern, 6, 3000).code == 0);
+    const fs::path params = test_dir() / "params.json";
+    std::ofstream(params) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
+      "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
+      "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+    const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(test_dir()));
+    CHECK(rep.at("problems").empty());
+    REQUIRE(rep.at("models").size() == 5);
+    for (const auto& [name, m] : rep.at("models").items()) {
+      INFO(name);
+      CHECK(m.at("predicted_s").get<double>() > 0);
+    }
+  }
+}
+
+TEST_CASE("mstep synth: bad requests are one line and a non-zero exit") {
+  const fs::path dir = test_dir() / "bad";
+  const Result unknown = synth(dir, "spiral", 4, 100);
+  check_one_line_error(unknown, 2);
+  CHECK(unknown.err == "mstep: unknown pattern 'spiral' (patterns: pingpong, random, ring)\n");
+  check_one_line_error(synth(dir, "ring", 0, 100), 2);
+  // Too big to generate here: refused before anything is written, with the estimate.
+  const Result huge = synth(dir, "ring", 4, 2000000000);
+  check_one_line_error(huge, 1);
+  CHECK(huge.err.rfind("mstep: 2000000000 events over 4 ranks need about ", 0) == 0);
+  CHECK(huge.err.find("of memory to generate") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "meta.json"));
+  // An existing trace is kept unless -f.
+  REQUIRE(synth(dir, "ring", 2, 100).code == 0);
+  const Result again = synth(dir, "ring", 2, 100);
+  check_one_line_error(again, 1);
+  CHECK(again.err == "mstep: " + dir.string() + " exists and is not empty (use -f to overwrite)\n");
+}
