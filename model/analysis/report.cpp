@@ -136,7 +136,7 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   if (params && params->mpm) {
     const BspParams bsp = params->mpm->bsp();
     try {
-      mpm_prediction = mpm(aligned.input, bsp);
+      mpm_prediction = mpm(aligned.input, bsp, aligned.groups);
       rep.models.push_back(result("MPM", rep.actual_s, mpm_prediction->psi));
     } catch (const std::exception& e) {
       rep.models.push_back(missing("MPM", fmt::format("the steps could not be ordered: {}", e.what())));

@@ -15,7 +15,7 @@ std::uint32_t partner_step(const Partner& p, std::size_t receiving_step) {
 
 // Every partner must name an existing step of an existing rank; checked once up front so that
 // the evaluation below can index freely.
-void check_partners(std::span<const RankSteps> ranks) {
+void check_partners(std::span<const RankSteps> ranks, std::span<const PartnerGroup> groups) {
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     for (std::size_t s = 0; s < ranks[i].size(); ++s) {
       for (const Partner& p : ranks[i][s].incoming) {
@@ -26,8 +26,17 @@ void check_partners(std::span<const RankSteps> ranks) {
               p.rank, t));
         }
       }
+      for (const std::uint32_t g : ranks[i][s].groups)
+        if (g >= groups.size())
+          throw std::invalid_argument(fmt::format("MPM: step {} of rank {} names partner group {} of {}", s, i, g,
+                                                  groups.size()));
     }
   }
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (const Partner& p : groups[g].members)
+      if (p.rank >= ranks.size() || p.step == kSameStep || p.step >= ranks[p.rank].size())
+        throw std::invalid_argument(fmt::format("MPM: partner group {} names rank {} step {}, which does not exist", g,
+                                                p.rank, p.step));
 }
 
 // Phi(t-1, j), with Phi(-1, j) = 0: when rank j could start computing its step t.
@@ -82,8 +91,8 @@ BspwbPrediction bspwb(std::span<const RankSteps> ranks, const BspParams& params)
   return out;
 }
 
-MpmPrediction mpm(std::span<const RankSteps> ranks, const BspParams& params) {
-  check_partners(ranks);
+MpmPrediction mpm(std::span<const RankSteps> ranks, const BspParams& params, std::span<const PartnerGroup> groups) {
+  check_partners(ranks, groups);
 
   MpmPrediction out;
   out.phi.resize(ranks.size());
@@ -96,28 +105,64 @@ MpmPrediction mpm(std::span<const RankSteps> ranks, const BspParams& params) {
   // Phi(s,i) needs Phi(s-1,i) and Phi(t-1,j) of every partner (j,t), and a partner's step
   // index need not be below s after ghost-step alignment, so evaluate in dependency order by an
   // explicit-stack depth-first search (traces can have far more steps than the call stack
-  // could recurse through).
+  // could recurse through). A partner group is a node of its own: it needs Phi(t-1,j) of each
+  // member (j,t), and the steps that name it need its maxima.
+  const std::size_t step_nodes = first_node.back();
+  constexpr std::size_t kGroup = static_cast<std::size_t>(-1);  // Frame::rank of a group node
   enum : std::uint8_t { kUnseen, kOnStack, kDone };
-  std::vector<std::uint8_t> state(first_node.back(), kUnseen);
+  std::vector<std::uint8_t> state(step_nodes + groups.size(), kUnseen);
+  struct GroupMax {
+    double ready = 0, H = 0, comm = 0;
+  };
+  std::vector<GroupMax> group_max(groups.size());
   struct Frame {
-    std::size_t rank, step, next_dependency;
+    std::size_t rank, step, next_dependency;  // rank kGroup: step is the group's index
   };
   std::vector<Frame> stack;
+  const auto node_of = [&](std::size_t rank, std::size_t step) {
+    return rank == kGroup ? step_nodes + step : first_node[rank] + step;
+  };
+  const auto dependency_count = [&](const Frame& f) {
+    if (f.rank == kGroup) return groups[f.step].members.size();
+    const StepRecord& st = ranks[f.rank][f.step];
+    return 1 + st.incoming.size() + st.groups.size();
+  };
 
-  // Dependency number k of (i,s): 0 is (i,s-1), k >= 1 is the step before partner k-1's step.
-  // Returns false when that dependency does not exist (step 0 depends on nothing before it).
+  // Dependency number k of a step (i,s): 0 is (i,s-1), then the step before each partner's step,
+  // then each group. Of a group: the step before member k's. False when that dependency does not
+  // exist (step 0 depends on nothing before it).
   const auto dependency = [&](const Frame& f, std::size_t k, std::size_t& j, std::size_t& t) {
-    if (k == 0) {
+    if (f.rank == kGroup) {
+      const Partner& p = groups[f.step].members[k];
+      j = p.rank;
+      t = p.step;
+    } else if (k == 0) {
       j = f.rank;
       t = f.step;
-    } else {
-      const Partner& p = ranks[f.rank][f.step].incoming[k - 1];
+    } else if (const auto& own = ranks[f.rank][f.step]; k <= own.incoming.size()) {
+      const Partner& p = own.incoming[k - 1];
       j = p.rank;
       t = partner_step(p, f.step);
+    } else {
+      j = kGroup;
+      t = own.groups[k - 1 - own.incoming.size()];
+      return true;
     }
     if (t == 0) return false;
     --t;
     return true;
+  };
+
+  const auto evaluate_group = [&](std::size_t g) {
+    GroupMax m;
+    for (const Partner& p : groups[g].members) {
+      const StepRecord& sender = ranks[p.rank][p.step];
+      m.ready = std::max(m.ready, step_start(out.phi, p.rank, p.step) + send_point(p, sender));
+      const double h = h_relation(sender, params.combine);
+      m.H = std::max(m.H, h);
+      m.comm = std::max(m.comm, params.g * h + sender.extra);
+    }
+    group_max[g] = m;
   };
 
   const auto evaluate = [&](std::size_t i, std::size_t s) {
@@ -133,6 +178,11 @@ MpmPrediction mpm(std::span<const RankSteps> ranks, const BspParams& params) {
       H = std::max(H, h);
       comm = std::max(comm, params.g * h + sender.extra);
     }
+    for (const std::uint32_t g : own.groups) {
+      ready = std::max(ready, group_max[g].ready);
+      H = std::max(H, group_max[g].H);
+      comm = std::max(comm, group_max[g].comm);
+    }
     const double latency = (H > 0 || params.latency_on_empty_steps) ? params.L : 0.0;
     out.phi[i][s] = ready + comm + latency;
   };
@@ -144,15 +194,17 @@ MpmPrediction mpm(std::span<const RankSteps> ranks, const BspParams& params) {
       stack.push_back({i, s, 0});
       while (!stack.empty()) {
         Frame& top = stack.back();
-        const std::size_t dependency_count = 1 + ranks[top.rank][top.step].incoming.size();
-        if (top.next_dependency < dependency_count) {
+        if (top.next_dependency < dependency_count(top)) {
           std::size_t j = 0, t = 0;
           if (!dependency(top, top.next_dependency++, j, t)) continue;
-          std::uint8_t& dep_state = state[first_node[j] + t];
+          std::uint8_t& dep_state = state[node_of(j, t)];
           if (dep_state == kOnStack) {
+            if (j == kGroup || top.rank == kGroup)
+              throw std::invalid_argument(fmt::format(
+                  "MPM: steps depend on each other in a cycle through partner group {}", j == kGroup ? t : top.step));
             throw std::invalid_argument(fmt::format(
-                "MPM: steps depend on each other in a cycle (rank {} step {} needs rank {} step "
-                "{} to end first); the partner steps cannot come from one execution",
+                "MPM: steps depend on each other in a cycle (rank {} step {} needs rank {} step {} to end first); "
+                "the partner steps cannot come from one execution",
                 top.rank, top.step, j, t));
           }
           if (dep_state == kUnseen) {
@@ -161,8 +213,9 @@ MpmPrediction mpm(std::span<const RankSteps> ranks, const BspParams& params) {
           }
           continue;
         }
-        evaluate(top.rank, top.step);
-        state[first_node[top.rank] + top.step] = kDone;
+        if (top.rank == kGroup) evaluate_group(top.step);
+        else evaluate(top.rank, top.step);
+        state[node_of(top.rank, top.step)] = kDone;
         stack.pop_back();
       }
     }

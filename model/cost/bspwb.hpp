@@ -51,12 +51,23 @@ struct Partner {
   bool operator==(const Partner& o) const { return rank == o.rank && step == o.step; }
 };
 
+// Partners many steps share: the members of one collective in which every member hears every
+// other (Barrier, Allreduce, Allgather, Alltoall, ...), as (rank, step, send point) of each
+// member's step. Listing them in every member's `incoming` would take n^2 entries and time per
+// collective; a group is stored once and its maxima computed once. A group may contain the step
+// that names it: its own terms are already in Phi (its w_send is at most its w).
+struct PartnerGroup {
+  std::vector<Partner> members;
+  bool operator==(const PartnerGroup&) const = default;
+};
+
 // One M-step of one rank, as the step records of MODELS.md section 1 describe it.
 struct StepRecord {
   double w = 0;                    // seconds of computation (time outside MPI)
   std::uint64_t in_bytes = 0;      // bytes received in the step
   std::uint64_t out_bytes = 0;     // bytes sent in the step
   std::vector<Partner> incoming;   // Gamma(s,i) without i itself: i is always implied
+  std::vector<std::uint32_t> groups;  // and every member of these PartnerGroups (indexes)
   // Seconds of the step's computation before its first send (at most w): when its messages
   // leave, for partners that give no Partner::w_send of their own. Negative: all of w, the
   // paper's compute-then-send step (hand-made input gets this by default).
@@ -124,8 +135,9 @@ struct MpmPrediction {
 //   to its departure; H includes the sender's h(t,j), all of its traffic, as in the paper.
 // Steps are evaluated in dependency order, not index order, so partners may name any step; a
 // cyclic dependency (inconsistent input), a partner rank or step out of range throws
-// std::invalid_argument.
-MpmPrediction mpm(std::span<const RankSteps> ranks, const BspParams& params);
+// std::invalid_argument. `groups`: the PartnerGroups that StepRecord::groups index.
+MpmPrediction mpm(std::span<const RankSteps> ranks, const BspParams& params,
+                  std::span<const PartnerGroup> groups = {});
 
 // Prediction error of formula 18, signed: 100 * (actual - model) / actual. Positive when the
 // model underestimates.

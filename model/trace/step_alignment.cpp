@@ -11,14 +11,26 @@ namespace mstep::model {
 namespace {
 
 // Adds sender step (rank, sender_step) to `step`'s partners with the send point `w_send` of one
-// of its messages; several messages of one partner keep the latest send point (the receiving
-// step needs them all).
+// of its messages. Duplicates are merged once all are in (merge_partners).
 void add_partner(StepRecord& step, std::int32_t rank, std::uint32_t sender_step, std::int32_t self, double w_send) {
   if (rank < 0 || rank == self) return;
-  const Partner p{static_cast<std::uint32_t>(rank), sender_step, w_send};
-  const auto it = std::find(step.incoming.begin(), step.incoming.end(), p);  // by rank and step
-  if (it == step.incoming.end()) step.incoming.push_back(p);
-  else it->w_send = std::max(it->w_send, w_send);
+  step.incoming.push_back(Partner{static_cast<std::uint32_t>(rank), sender_step, w_send});
+}
+
+// Several messages of one partner step are one partner with the latest send point (the
+// receiving step needs them all). Sorting, not a search per message: a step may hear from
+// thousands of ranks.
+void merge_partners(StepRecord& step) {
+  auto& in = step.incoming;
+  std::sort(in.begin(), in.end(), [](const Partner& a, const Partner& b) {
+    return a.rank != b.rank ? a.rank < b.rank : a.step < b.step;
+  });
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (k > 0 && in[k - 1] == in[i]) in[k - 1].w_send = std::max(in[k - 1].w_send, in[i].w_send);
+    else in[k++] = in[i];
+  }
+  in.resize(k);
 }
 
 // Per event of one rank: the ticks of computation in the event's step before the event began,
@@ -161,6 +173,23 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
       members.push_back({c.rank, out.event_step[static_cast<std::size_t>(c.rank)][c.event], (e.flags & kRoot) != 0,
                          op_role(e.op), point_of(c.rank, c.event)});
     }
+    // Everybody hears everybody (Barrier, All*): one partner group for all members, not n^2 partners.
+    if (!members.empty() && members.front().role == Role::CollAll) {
+      PartnerGroup group;
+      for (const Member& m : members)
+        if (in_range(m.rank, m.step)) {
+          group.members.push_back(Partner{static_cast<std::uint32_t>(m.rank), m.step, m.w_send});
+          sent(m.rank, m.step, m.w_send);
+        }
+      if (group.members.size() < 2) continue;  // nobody to hear from
+      const auto id = static_cast<std::uint32_t>(out.groups.size());
+      for (const Partner& p : group.members) {
+        auto& g = out.input[p.rank][p.step].groups;
+        if (g.empty() || g.back() != id) g.push_back(id);
+      }
+      out.groups.push_back(std::move(group));
+      continue;
+    }
     for (const Member& to : members) {
       if (!in_range(to.rank, to.step)) continue;
       StepRecord& step = out.input[static_cast<std::size_t>(to.rank)][to.step];
@@ -177,6 +206,8 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
       }
     }
   }
+  for (auto& rank_steps : out.input)
+    for (StepRecord& step : rank_steps) merge_partners(step);
   return out;
 }
 

@@ -20,6 +20,7 @@ namespace mstep::model {
 
 struct AlignedSteps {
   std::vector<RankSteps> input;                 // per rank: the model input (w, w_send in seconds)
+  std::vector<PartnerGroup> groups;             // partners of all-hear-all collectives (StepRecord::groups)
   std::vector<std::vector<mstep::StepRecord>> steps;    // per rank: the inferred step records
   std::vector<std::vector<double>> actual_end_s;  // per rank and step: end, seconds after `zero_s`
   std::vector<std::vector<std::uint32_t>> event_step;  // per rank and event: 0-based step index

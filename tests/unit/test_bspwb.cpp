@@ -490,3 +490,42 @@ TEST_CASE("add_machine_terms charges each record's seconds to its step", "[cold]
   CHECK(aligned.input[0][1].extra == 7.0);
   CHECK(aligned.input[1][0].extra == 5.0);
 }
+
+TEST_CASE("MPM: a partner group is the same as listing its members as partners of every member", "[mpm]") {
+  // Three ranks end a step with a barrier-like collective (everybody hears everybody), then compute.
+  // Step 0: w = 10, 30, 20 ns, sending after 5, 25 and 20 ns; h = 100, 0, 300 B. Step 1: w = 1, 2, 3.
+  const BspParams p{1e-9, 7e-9};
+  std::vector<RankSteps> listed(3), grouped(3);
+  const double w0[] = {10e-9, 30e-9, 20e-9}, ws[] = {5e-9, 25e-9, 20e-9};
+  const std::uint64_t out[] = {100, 0, 300};
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    StepRecord s0;
+    s0.w = w0[i];
+    s0.w_send = ws[i];
+    s0.out_bytes = out[i];
+    StepRecord s1;
+    s1.w = (i + 1) * 1e-9;
+    listed[i] = {s0, s1};
+    grouped[i] = {s0, s1};
+    for (std::uint32_t j = 0; j < 3; ++j)
+      if (j != i) listed[i][0].incoming.push_back(Partner{j, 0, ws[j]});
+    grouped[i][0].groups = {0};
+  }
+  PartnerGroup group;
+  for (std::uint32_t j = 0; j < 3; ++j) group.members.push_back(Partner{j, 0, ws[j]});
+  const MpmPrediction a = mpm(listed, p);
+  const MpmPrediction b = mpm(grouped, p, std::vector<PartnerGroup>{group});
+  // By hand: every step 0 ends at max(own w, every partner's send point) + g * max h + L, with
+  // the own w dominating its send point: rank 0: max(10, 25, 20) + 300 + 7 = 332; rank 1:
+  // max(30, 5, 20) + 307 = 337; rank 2: max(20, 5, 25) + 307 = 332. Step 1 adds w + L (h = 0).
+  CHECK_THAT(a.phi[0], Catch::Matchers::Approx(std::vector<double>{332e-9, 340e-9}));
+  CHECK_THAT(a.phi[1], Catch::Matchers::Approx(std::vector<double>{337e-9, 346e-9}));
+  CHECK_THAT(a.phi[2], Catch::Matchers::Approx(std::vector<double>{332e-9, 342e-9}));
+  CHECK(b.phi == a.phi);
+  CHECK(b.psi == a.psi);
+  // A group naming a step that does not exist is refused like a partner.
+  PartnerGroup bad;
+  bad.members.push_back(Partner{0, 5, -1});
+  CHECK_THROWS_WITH(mpm(grouped, p, std::vector<PartnerGroup>{bad}),
+                    "MPM: partner group 0 names rank 0 step 5, which does not exist");
+}

@@ -93,16 +93,22 @@ TEST_CASE("send points: a collective sends after all of its step's computation",
   REQUIRE(a.input[1][0].incoming.size() == 1);
   CHECK(a.input[1][0].incoming[0] == Partner{0, 0});
   CHECK(a.input[1][0].incoming[0].w_send == Approx(10e-9));
-  REQUIRE(a.input[1][1].incoming.size() == 1);
-  CHECK(a.input[1][1].incoming[0] == Partner{0, 0});
-  CHECK(a.input[1][1].incoming[0].w_send == Approx(40e-9));
-  REQUIRE(a.input[0][0].incoming.size() == 1);
-  CHECK(a.input[0][0].incoming[0] == Partner{1, 1});
-  CHECK(a.input[0][0].incoming[0].w_send == Approx(15e-9));
+  // The barrier: everybody hears everybody, as one partner group of both members' steps (rank 0's
+  // step 1 left after all of its 40 ns, rank 1's step 2 after its 15).
+  CHECK(a.input[1][1].incoming.empty());
+  CHECK(a.input[0][0].incoming.empty());
+  REQUIRE(a.groups.size() == 1);
+  REQUIRE(a.groups[0].members.size() == 2);
+  CHECK(a.groups[0].members[0] == Partner{0, 0});
+  CHECK(a.groups[0].members[0].w_send == Approx(40e-9));
+  CHECK(a.groups[0].members[1] == Partner{1, 1});
+  CHECK(a.groups[0].members[1].w_send == Approx(15e-9));
+  CHECK(a.input[0][0].groups == std::vector<std::uint32_t>{0});
+  CHECK(a.input[1][1].groups == std::vector<std::uint32_t>{0});
 
   // g = L = 0: Phi(1,1) = max(0, 0 + 10) = 10; Phi(1,0) = max(40, Phi(1,1) + 15 = 25) = 40;
   // Phi(2,1) = max(10 + 15, 0 + 40) = 40 (the barrier waits for rank 0's computation).
-  const MpmPrediction m = mpm(a.input, BspParams{});
+  const MpmPrediction m = mpm(a.input, BspParams{}, a.groups);
   CHECK_THAT(m.phi[1], Catch::Matchers::Approx(std::vector<double>{10e-9, 40e-9, 40e-9}));
   CHECK(m.psi == Approx(40e-9));
 }
