@@ -84,7 +84,8 @@ TraceCompleteness trace_completeness(const TraceDir& d) {
   return c;
 }
 
-TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank) {
+TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank,
+                        const std::function<void(std::size_t)>& on_rank) {
   TraceDir d;
   d.path = path;
   std::error_code ec;
@@ -109,6 +110,7 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank) {
   d.states.assign(static_cast<std::size_t>(ranks), RankState::NotLoaded);
   for (int r = 0; r < ranks; ++r) {
     if (only_rank && r != *only_rank) continue;
+    if (on_rank) on_rank(static_cast<std::size_t>(r));
     const auto file = (dir / rank_file_name(r)).string();
     auto& state = d.states[static_cast<std::size_t>(r)];
     if (!fs::exists(file, ec)) {

@@ -1,6 +1,7 @@
 // A recorded run on disk: meta.json and one rank file per rank, loaded with every problem named.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,7 +49,9 @@ struct TraceDir {
 
 // Loads the run in `path` (all ranks, or only `only_rank`). Throws TraceError when `path` is not
 // a trace directory at all; anything less is a line in `problems`.
-TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank = std::nullopt);
+// `on_rank`: called with the number of rank files read so far, after each (progress display).
+TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank = std::nullopt,
+                        const std::function<void(std::size_t)>& on_rank = {});
 
 // meta.json of the trace in `dir` alone (present false when it is missing or unreadable).
 RunMeta read_run_meta(const std::string& dir);

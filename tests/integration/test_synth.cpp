@@ -76,3 +76,22 @@ TEST_CASE("mstep synth: bad requests are one line and a non-zero exit") {
   check_one_line_error(again, 1);
   CHECK(again.err == "mstep: " + dir.string() + " exists and is not empty (use -f to overwrite)\n");
 }
+
+TEST_CASE("progress bars: on a terminal only, erased before the result") {
+  const fs::path dir = test_dir() / "tty";
+  const std::string cmd = kMstep + " synth -o " + dir.string() + " --ranks 20 --events 2000";
+  // `script` gives the command a terminal; MSTEP_PROGRESS_AFTER=0 draws at once.
+  const Result tty = run({"script", "-qec", cmd, "/dev/null"}, {{"MSTEP_PROGRESS_AFTER", "0"}});
+  REQUIRE(tty.code == 0);
+  const auto bar = tty.out.find("writing [");
+  const auto result = tty.out.find("mstep: wrote ");
+  REQUIRE(bar != std::string::npos);
+  REQUIRE(result != std::string::npos);
+  CHECK(bar < result);
+  CHECK(tty.out.find("% (0 of 20)") != std::string::npos);
+  // Piped: nothing but the result, and report reads the trace without a bar either.
+  const Result piped = run({kMstep, "synth", "-f", "-o", dir.string(), "--ranks", "20", "--events", "2000"},
+                           {{"MSTEP_PROGRESS_AFTER", "0"}});
+  CHECK(piped.out == "mstep: wrote " + dir.string() + ": ring pattern, 20 ranks, 1980 events\n");
+  CHECK(piped.err.empty());
+}

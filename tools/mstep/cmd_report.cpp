@@ -10,6 +10,7 @@
 
 #include "model/analysis/report.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/progress.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"
 #include "tools/symbols/symbolizer.hpp"
@@ -215,7 +216,10 @@ void add_report(CLI::App& app) {
   cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--top", o->top, "Rows of hotspots and steps in the text report")->check(CLI::Range(1, 100000));
   cmd->callback([o] {
-    const TraceDir trace = load_trace_dir(o->dir);
+    const TraceDir trace = [&] {
+      Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o->dir).ranks));
+      return load_trace_dir(o->dir, std::nullopt, [&](std::size_t r) { progress.update(r); });
+    }();
     const std::string params_file = find_params(o->params, o->dir);
     std::optional<model::CalibrationParams> params;
     if (!params_file.empty()) {

@@ -16,6 +16,7 @@
 #include "format/trace_file.hpp"
 #include "model/trace/synthetic.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/progress.hpp"
 
 namespace mstep::cli {
 namespace {
@@ -139,10 +140,14 @@ int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
 
   std::vector<RankTrace> traces = model::synthetic_trace(o.ranks, pattern->second, o.events, o.seed);
   std::uint64_t written = 0;
-  for (RankTrace& t : traces) {
-    write_rank(dir, t);
-    written += t.events.size();
-    std::vector<Event>().swap(t.events);  // what is on disk leaves memory
+  {
+    Progress progress("writing", traces.size());  // erased before the result is printed
+    for (RankTrace& t : traces) {
+      progress.update(static_cast<std::uint64_t>(t.header.rank));
+      write_rank(dir, t);
+      written += t.events.size();
+      std::vector<Event>().swap(t.events);  // what is on disk leaves memory
+    }
   }
   const nlohmann::json meta = {
       {"format_version", kTraceVersion},

@@ -13,6 +13,7 @@
 
 #include "model/analysis/whatif.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/progress.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"
 #include "tools/symbols/symbolizer.hpp"
@@ -218,7 +219,10 @@ void run(const Options& o, const std::vector<std::pair<model::EditKind, std::str
   const model::CalibrationParams baseline = read_or_fail(params_file);
   // Checked before the trace is read: a mistake fails at once, not after a long load.
   const model::EditedParams ed = edited(baseline, o, edits);
-  const TraceDir trace = load_trace_dir(o.dir);
+  const TraceDir trace = [&] {
+    Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o.dir).ranks));
+    return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); });
+  }();
   warn_if_other_network(baseline, params_file, trace);
   const WhatIfResult res = model::compare_whatif(trace, baseline, ed.params);
   const auto hot = resolve_hotspots(trace, res);
