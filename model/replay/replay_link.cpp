@@ -10,26 +10,12 @@
 #include <algorithm>
 
 #include "format/flat_map.hpp"
+#include "model/trace/channel.hpp"
 
 #include "model/replay/replay_plan.hpp"
 
 namespace mstep::model::detail {
 namespace {
-
-struct ChannelKey {
-  std::uint32_t comm;
-  std::int32_t src, dst, tag;
-  bool operator==(const ChannelKey&) const = default;
-};
-struct ChannelHash {
-  std::uint64_t operator()(const ChannelKey& k) const {
-    std::uint64_t h = k.comm;
-    h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(k.src);
-    h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(k.dst);
-    h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(k.tag);
-    return (h ^ (h >> 29)) * 0x9E3779B97F4A7C15ull;
-  }
-};
 
 // The messages of a channel read by one side only, oldest first. Mostly one: it is kept inline.
 struct Fifo {

@@ -1,5 +1,7 @@
 #include "model/trace/matching.hpp"
 
+#include "model/trace/channel.hpp"
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -8,21 +10,6 @@
 
 namespace mstep {
 namespace {
-
-struct ChannelKey {
-  std::uint32_t comm;
-  std::int32_t src, dst, tag;
-  bool operator==(const ChannelKey&) const = default;
-};
-struct ChannelHash {
-  std::size_t operator()(const ChannelKey& k) const {
-    std::uint64_t h = k.comm;
-    h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(k.src);
-    h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(k.dst);
-    h = h * 0x9E3779B97F4A7C15ull ^ static_cast<std::uint32_t>(k.tag);
-    return static_cast<std::size_t>(h ^ (h >> 29));
-  }
-};
 
 struct PendingRecv {
   std::uint32_t post = 0, done = 0;
