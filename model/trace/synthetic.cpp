@@ -147,6 +147,27 @@ void random_shifts(Gen& g, std::size_t iterations) {
   }
 }
 
+void alltoall(Gen& g, std::size_t iterations) {
+  const int n = g.n;
+  std::vector<std::uint64_t> a(static_cast<std::size_t>(n));
+  std::uint64_t rounds = 0;  // ceil(log2 n): the simulated exchange's depth
+  while ((std::uint64_t{1} << rounds) < static_cast<std::uint64_t>(n)) ++rounds;
+  for (std::size_t it = 0; it < iterations; ++it) {
+    const std::uint64_t block = g.rng() % 2 ? 8 : 1024;
+    std::uint64_t last = 0;
+    for (int r = 0; r < n; ++r) {
+      a[static_cast<std::size_t>(r)] = g.t[static_cast<std::size_t>(r)] + g.compute();
+      last = std::max(last, a[static_cast<std::size_t>(r)]);
+    }
+    const std::uint64_t done = last + 1000 + latency(block) * std::max<std::uint64_t>(rounds, 1);
+    for (int r = 0; r < n; ++r) {
+      Event e = call(Op::Alltoall, a[static_cast<std::size_t>(r)], done);
+      e.send_bytes = e.recv_bytes = block * static_cast<std::uint64_t>(n - 1);
+      g.add(r, e);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<RankTrace> synthetic_trace(int ranks, Pattern pattern, std::size_t events, unsigned seed) {
@@ -156,7 +177,10 @@ std::vector<RankTrace> synthetic_trace(int ranks, Pattern pattern, std::size_t e
   g.out.resize(un);
   g.t.assign(un, kStart);
   // Records per rank and iteration, and the fixed ones: Init, Barrier, Finalize.
-  const double per_iteration = pattern == Pattern::Ring ? 4 : pattern == Pattern::PingPong ? 2 : 2 + 1.0 / 16;
+  const double per_iteration = pattern == Pattern::Ring       ? 4
+                               : pattern == Pattern::PingPong ? 2
+                               : pattern == Pattern::Alltoall ? 1
+                                                              : 2 + 1.0 / 16;
   const std::size_t budget = events / un;
   const auto iterations =
       budget > 3 ? static_cast<std::size_t>(static_cast<double>(budget - 3) / per_iteration) : std::size_t{0};
@@ -177,6 +201,7 @@ std::vector<RankTrace> synthetic_trace(int ranks, Pattern pattern, std::size_t e
     case Pattern::Ring: ring(g, iterations); break;
     case Pattern::PingPong: pingpong(g, iterations); break;
     case Pattern::Random: random_shifts(g, iterations); break;
+    case Pattern::Alltoall: alltoall(g, iterations); break;
   }
   std::uint64_t last = 0;
   for (int r = 0; r < n; ++r) last = std::max(last, g.t[static_cast<std::size_t>(r)] + 1000);

@@ -22,6 +22,8 @@ enum class Pattern : std::uint8_t {
   // Every iteration a random shift s: Sendrecv to rank + s, from rank - s (2 records); every 16th
   // iteration also an 8-byte MPI_Allreduce.
   Random,
+  // Every iteration an MPI_Alltoall of 8 or 1024 bytes per block (1 record), after computation.
+  Alltoall,
 };
 
 // About `events` records in all (whole iterations: never more), over `ranks` ranks, with message

@@ -1,6 +1,6 @@
 // Replay throughput: synthetic traces of R ranks and E records replayed under LogGPS on one core.
 // Prints records per second of the replay loop (setup included) and the process's peak RSS.
-// Usage: replay_bench [ranks] [records] [ring|pingpong|random] [cold] [window=N]
+// Usage: replay_bench [ranks] [records] [ring|pingpong|random|alltoall] [cold] [window=N]
 // `cold` adds this machine's cold start and fresh-buffer terms (as calibrated here), to time their checks.
 // Records are taken by the replay in windows of N per rank (default model::kReplayWindow, the
 // streaming path); window=0 hands it each rank whole.
@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   const char* name = argc > 3 ? argv[3] : "random";
   const model::Pattern pattern = std::strcmp(name, "ring") == 0       ? model::Pattern::Ring
                                  : std::strcmp(name, "pingpong") == 0 ? model::Pattern::PingPong
+                                 : std::strcmp(name, "alltoall") == 0 ? model::Pattern::Alltoall
                                                                       : model::Pattern::Random;
   const auto traces = model::synthetic_trace(ranks, pattern, records, 1);
   std::vector<const RankTrace*> ptrs;

@@ -39,8 +39,8 @@ TEST_CASE("mstep synth writes a ring that stats and report read whole") {
   CHECK(meta.at("format_version") == 2);
 }
 
-TEST_CASE("mstep synth: pingpong and random traces replay under every model without problems") {
-  for (const char* pattern : {"pingpong", "random"}) {
+TEST_CASE("mstep synth: pingpong, random and alltoall traces replay under every model without problems") {
+  for (const char* pattern : {"pingpong", "random", "alltoall"}) {
     INFO(pattern);
     const fs::path dir = test_dir() / pattern;
     REQUIRE(synth(dir, pattern, 6, 3000).code == 0);
@@ -62,7 +62,7 @@ TEST_CASE("mstep synth: bad requests are one line and a non-zero exit") {
   const fs::path dir = test_dir() / "bad";
   const Result unknown = synth(dir, "spiral", 4, 100);
   check_one_line_error(unknown, 2);
-  CHECK(unknown.err == "mstep: unknown pattern 'spiral' (patterns: pingpong, random, ring)\n");
+  CHECK(unknown.err == "mstep: unknown pattern 'spiral' (patterns: alltoall, pingpong, random, ring)\n");
   check_one_line_error(synth(dir, "ring", 0, 100), 2);
   // Too big to generate here: refused before anything is written, with the estimate.
   const Result huge = synth(dir, "ring", 4, 2000000000);

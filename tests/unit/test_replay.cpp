@@ -479,7 +479,7 @@ TEST_CASE("a cycle of synchronous sends the model deadlocks on is resolved", "[r
 }
 
 TEST_CASE("synthetic traces are valid and replay without deadlock", "[replay]") {
-  for (Pattern pattern : {Pattern::Ring, Pattern::PingPong, Pattern::Random}) {
+  for (Pattern pattern : {Pattern::Ring, Pattern::PingPong, Pattern::Random, Pattern::Alltoall}) {
     const std::vector<RankTrace> traces = synthetic_trace(8, pattern, 20000, 3);
     std::size_t events = 0;
     for (const auto& t : traces) {
@@ -499,6 +499,18 @@ TEST_CASE("synthetic traces are valid and replay without deadlock", "[replay]") 
     CHECK(r.records == events - 8);
     CHECK(r.predicted_s > 0);
     CHECK(r.actual_s > 0);
+    if (pattern == Pattern::Alltoall) {
+      // 20000 / 8 = 2500 records a rank: Init, Barrier, Finalize and 2497 Alltoalls, 8 or 1024
+      // bytes a block: MPICH's Bruck below 256 bytes on 8 ranks, the scattered exchange above.
+      for (const auto& t : traces)
+        CHECK(std::count_if(t.events.begin(), t.events.end(), [](const Event& e) { return e.op == Op::Alltoall; }) == 2497);
+      for (const char* algo : {"MPI_Alltoall: Bruck (MPICH default for 8 ranks, 8 bytes; ",
+                               "MPI_Alltoall: scattered Isend/Irecv (32 at a time) (MPICH default for 8 ranks, 1024 bytes; "}) {
+        INFO(algo);
+        CHECK(std::any_of(r.collective_algorithms.begin(), r.collective_algorithms.end(),
+                          [&](const std::string& line) { return line.rfind(algo, 0) == 0; }));
+      }
+    }
     if (pattern == Pattern::Random) {
       const std::string allreduce = "MPI_Allreduce: recursive doubling (MPICH default for 8 ranks, 8 bytes; ";
       CHECK(std::any_of(r.collective_algorithms.begin(), r.collective_algorithms.end(),
