@@ -122,7 +122,7 @@ void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out
   w.bytes(c.fields);
 }
 
-void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out) {
+void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out, std::size_t limit) {
   ByteReader r(payload);
   const auto n = r.count(3);
   const auto head_size = r.varint(), times_size = r.varint(), fields_size = r.varint();
@@ -136,7 +136,10 @@ void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& ou
   prev.peer = kNoPeer;
   prev.tag = kNoTag;
   std::uint32_t prev_request = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  const std::size_t take = std::min<std::size_t>(n, limit);
+  if (const auto need = out.size() + take; out.capacity() < need)
+    out.reserve(std::max(need, 2 * out.capacity()));  // geometric: frames are appended one by one
+  for (std::size_t i = 0; i < take; ++i) {
     Event e;
     const std::uint8_t op = head.u8();
     if (!op_valid(op)) throw TraceError(fmt::format("event {} has unknown operation code {}", i, op));
@@ -165,7 +168,7 @@ void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& ou
     out.push_back(e);
     prev = e;
   }
-  if (!times.done() || !fields.done()) throw TraceError("event frame has bytes left over");
+  if (take == n && (!times.done() || !fields.done())) throw TraceError("event frame has bytes left over");
 }
 
 void StepEncoder::add(const StepRecord& s) {

@@ -113,7 +113,9 @@ FileHeader decode_file_header(ByteReader& in);
 
 // Frame payload codecs (before compression). decode_* append to `out`.
 void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out);
-void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out);
+// `limit`: decode only the first `limit` records (the rest of the frame is not checked then).
+void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out,
+                   std::size_t limit = static_cast<std::size_t>(-1));
 // Steps are encoded as they close, into three columns (times; sizes; partners), each value a
 // difference where one helps: the index is one more than the last, a step begins where the last
 // ended. The recorder appends to a StepEncoder without copying StepRecords.

@@ -20,18 +20,44 @@ void decode_counted(const Frame& f, std::vector<Record>& out, Decode decode) {
 
 }  // namespace
 
-RankTrace read_rank_trace(const std::string& path) {
+namespace {
+
+RankTrace read_rank(const std::string& path, bool metadata_only) {
   TraceFileReader reader(path);
+  reader.skip_step_payloads(metadata_only);
   RankTrace t;
   t.path = path;
   t.header = reader.header();
   t.file_bytes = reader.file_bytes();
   Frame f;
+  std::uint16_t first_thread = 0;
+  bool any_events = false, first_events_read = false;
   while (reader.next(f)) {
     try {
+      if (f.kind == FrameKind::Events) {
+        if (!any_events) first_thread = f.thread, any_events = true;
+        t.several_threads = t.several_threads || f.thread != first_thread;
+        // After the first Events frame a metadata read skips their payloads.
+        if (metadata_only && first_events_read) {
+          t.events_on_disk += f.count;
+          ++t.frames;
+          continue;
+        }
+        if (metadata_only) reader.skip_event_payloads(true), first_events_read = true;
+      }
+      if (f.kind == FrameKind::Steps && metadata_only) {
+        ++t.frames;  // M-steps are left on disk too
+        continue;
+      }
       switch (f.kind) {
         case FrameKind::Events: {
           const auto before = t.events.size();
+          if (metadata_only) {  // the first record alone: the timeline's anchor
+            decode_events(f.payload, t.events, 1);
+            t.events_on_disk += f.count - (t.events.size() - before);
+            t.event_thread.resize(t.events.size(), f.thread);
+            break;
+          }
           decode_events(f.payload, t.events);
           t.event_thread.resize(t.events.size(), f.thread);
           if (t.events.size() - before != f.count) throw TraceError("event count differs from its header");
@@ -69,6 +95,25 @@ RankTrace read_rank_trace(const std::string& path) {
   t.end = reader.end_state();
   t.problem = reader.problem();
   return t;
+}
+
+}  // namespace
+
+RankTrace read_rank_trace(const std::string& path) { return read_rank(path, false); }
+
+RankTrace read_rank_metadata(const std::string& path) { return read_rank(path, true); }
+
+RankEventReader::RankEventReader(const std::string& path) : reader_(path) {
+  reader_.skip_step_payloads(true);
+}
+
+bool RankEventReader::read(std::vector<Event>& out) {
+  while (reader_.next(frame_)) {
+    if (frame_.kind != FrameKind::Events) continue;
+    decode_events(frame_.payload, out);
+    return true;
+  }
+  return false;
 }
 
 }  // namespace mstep

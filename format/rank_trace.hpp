@@ -20,6 +20,8 @@ struct RankTrace {
   std::vector<ClockSync> clocks;
   std::uint64_t file_bytes = 0;
   std::size_t frames = 0;
+  std::uint64_t events_on_disk = 0;   // read_rank_metadata: the records left unread in the file
+  bool several_threads = false;       // frames of more than one thread (also of those left unread)
   TraceEnd end = TraceEnd::Unfinished;
   std::string problem;  // one line when end is Truncated or Corrupt
 };
@@ -27,5 +29,31 @@ struct RankTrace {
 // Reads every whole frame. Throws TraceError only when nothing can be read (no file, not a trace,
 // another version); a damaged tail is reported in `end` and `problem`, keeping what came before.
 RankTrace read_rank_trace(const std::string& path);
+
+// Everything but the events and the M-steps: definitions and clock samples, and of the events
+// only the first record (the timeline's anchor); the others are counted in events_on_disk, and the
+// Events and Steps frames after the first Events frame are skipped unread. For readers that take
+// the events a frame at a time (RankEventReader) and need the rest first.
+RankTrace read_rank_metadata(const std::string& path);
+
+// Writes `t` as a rank file in the order the recorder writes one: definitions, the MPI_Init clock
+// sample, the events in frames of `frame_events` with the M-steps they close (the recorder's own
+// StepTracker), the MPI_Finalize sample, End. For synthetic traces (mstep synth) and the tests.
+// Throws TraceError when a write fails.
+void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t frame_events = 65536);
+
+// One rank's events, an Events frame at a time, the other frames skipped.
+class RankEventReader {
+ public:
+  explicit RankEventReader(const std::string& path);  // throws TraceError like read_rank_trace
+  // Appends the next Events frame's records to `out`; false at the end of the file or at the first
+  // damaged frame (problem() says which; the records before it were all handed out).
+  bool read(std::vector<Event>& out);
+  const std::string& problem() const { return reader_.problem(); }
+
+ private:
+  TraceFileReader reader_;
+  Frame frame_;
+};
 
 }  // namespace mstep

@@ -106,8 +106,7 @@ bool TraceFileWriter::write_locked(FrameKind kind, std::uint16_t thread, std::ui
 
 TraceFileReader::TraceFileReader(std::string path)
     : path_(std::move(path)),
-      file_(std::fopen(path_.c_str(), "rb"), std::fclose),
-      dctx_(ZSTD_createDCtx(), ZSTD_freeDCtx) {
+      file_(std::fopen(path_.c_str(), "rb"), std::fclose) {
   if (!file_) throw TraceError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
   struct stat st {};
   if (::fstat(::fileno(file_.get()), &st) == 0) file_bytes_ = static_cast<std::uint64_t>(st.st_size);
@@ -157,14 +156,23 @@ bool TraceFileReader::next(Frame& frame) {
     return fail(TraceEnd::Truncated,
                 fmt::format("cut short: {} of {} bytes", file_bytes_ - pos_ - kFrameHeaderSize, csize));
   }
-  compressed_.resize(csize);
-  if (std::fread(compressed_.data(), 1, csize, file_.get()) != csize)
-    return fail(TraceEnd::Truncated, "read failed");
-  frame.payload.resize(raw);
-  const std::size_t got = ZSTD_decompressDCtx(dctx_.get(), frame.payload.data(), raw,
-                                              compressed_.data(), csize);
-  if (ZSTD_isError(got)) return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(got)));
-  if (got != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
+  if ((skip_events_ && kind == static_cast<std::uint8_t>(FrameKind::Events)) ||
+      (skip_steps_ && kind == static_cast<std::uint8_t>(FrameKind::Steps))) {
+    if (std::fseek(file_.get(), static_cast<long>(csize), SEEK_CUR) != 0) return fail(TraceEnd::Truncated, "seek failed");
+    frame.payload.clear();
+  } else {
+    compressed_.resize(csize);
+    if (std::fread(compressed_.data(), 1, csize, file_.get()) != csize)
+      return fail(TraceEnd::Truncated, "read failed");
+    frame.payload.resize(raw);
+    // One decompression context per thread, shared by its readers: a reader per rank kept open
+    // (the streaming replay) must not cost zstd's ~100 KiB each.
+    thread_local const std::unique_ptr<ZSTD_DCtx_s, std::size_t (*)(ZSTD_DCtx_s*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+    const std::size_t got = ZSTD_decompressDCtx(dctx.get(), frame.payload.data(), raw,
+                                                compressed_.data(), csize);
+    if (ZSTD_isError(got)) return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(got)));
+    if (got != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
+  }
   frame.kind = static_cast<FrameKind>(kind);
   frame.thread = static_cast<std::uint16_t>(h[6] | h[7] << 8);
   frame.count = count;

@@ -92,19 +92,23 @@ class TraceFileReader {
   // end_state() says which, and problem() says what and where in one line.
   bool next(Frame& frame);
   TraceEnd end_state() const { return end_; }
+  // From now on, Events (Steps) frames come back with their header fields and an empty payload,
+  // their bytes skipped unread (a scan for the small frames; their checksums are not checked then).
+  void skip_event_payloads(bool skip) { skip_events_ = skip; }
+  void skip_step_payloads(bool skip) { skip_steps_ = skip; }
   const std::string& problem() const { return problem_; }
 
  private:
   bool fail(TraceEnd end, std::string what);
   std::string path_;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
-  std::unique_ptr<ZSTD_DCtx_s, std::size_t (*)(ZSTD_DCtx_s*)> dctx_;
   FileHeader header_;
   std::uint64_t file_bytes_ = 0;
   std::uint64_t pos_ = 0;
   std::size_t frames_ = 0;
   bool saw_end_ = false;
   bool stopped_ = false;
+  bool skip_events_ = false, skip_steps_ = false;
   TraceEnd end_ = TraceEnd::Unfinished;
   std::string problem_;
   std::vector<std::uint8_t> compressed_;

@@ -44,6 +44,31 @@ inline Role role_of(Op op) { return kRoles[static_cast<std::size_t>(op)]; }
 // gives up waiting for it (it is then an Irecv never completed: no message).
 constexpr std::uint32_t kMaxLookahead = 1u << 22;
 
+// A rank file read an Events frame at a time (ReplayInput::files), handed to the replay `step`
+// records at a time: the window stays small however large the recorder's frames (linking far
+// ahead of the replay only fills the channels).
+class FileSource final : public detail::RecordSource {
+ public:
+  FileSource(const std::string& path, std::uint32_t step) : reader_(path), step_(std::max<std::uint32_t>(step, 1)) {}
+  bool read(detail::BigVector<Event>& out) override {
+    if (at_ == frame_.size()) {
+      frame_.clear();
+      at_ = 0;
+      if (!reader_.read(frame_)) return false;
+    }
+    const std::size_t k = std::min<std::size_t>(step_, frame_.size() - at_);
+    out.insert(out.end(), frame_.begin() + static_cast<std::ptrdiff_t>(at_), frame_.begin() + static_cast<std::ptrdiff_t>(at_ + k));
+    at_ += k;
+    return true;
+  }
+
+ private:
+  RankEventReader reader_;
+  std::uint32_t step_;
+  std::vector<Event> frame_;  // the frame being handed out
+  std::size_t at_ = 0;
+};
+
 // ---- The loop ------------------------------------------------------------------------------
 
 enum class Mode : std::uint8_t { Between, InCall, InColl, Done };
@@ -104,7 +129,18 @@ class Engine {
     if (cold_on_ && cost.cold().messages > 0 && P <= 2048) pair_dense_.assign(P * P, 0);
     for (std::size_t r = 0; r < P; ++r) {
       if (!run.ranks[r].present) continue;
-      const RankTrace& t = *in.ranks[r];
+      const RankTrace* tp = in.ranks[r];
+      bool stream = false;
+      if (r < in.files.size()) {
+        if (in.window == 0 || tp->several_threads) {
+          // Needed whole (a whole replay, or threads to put in order of entry): read it all.
+          loaded_.push_back(std::make_unique<RankTrace>(read_rank_trace(in.files[r])));
+          tp = loaded_.back().get();
+        } else {
+          stream = true;
+        }
+      }
+      const RankTrace& t = *tp;
       RankWindow& w = windows_[r];
       RankState& s = states_[r];
       s.w = &w;
@@ -114,7 +150,9 @@ class Engine {
       // first record).
       const bool threads = std::any_of(t.event_thread.begin(), t.event_thread.end(),
                                        [&](std::uint16_t th) { return th != t.event_thread.front(); });
-      if (in.window == 0 || threads) {
+      if (stream) {
+        w.source = std::make_unique<FileSource>(in.files[r], in.window);
+      } else if (in.window == 0 || threads) {
         w.ev = t.events.data();
         w.size = static_cast<std::uint32_t>(t.events.size());
         w.link.assign(w.size, kNone);
@@ -672,6 +710,7 @@ class Engine {
   const bool collect_waits_;  // per-message waits kept (the whole-trace form of the result)
   std::vector<RankState> states_;
   std::vector<RankWindow> windows_;
+  std::vector<std::unique_ptr<RankTrace>> loaded_;  // rank files read whole (see the constructor)
   std::vector<std::uint32_t> ready_;
   std::vector<double> start_s_;
   std::vector<MessageWait> message_waits_;

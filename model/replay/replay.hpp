@@ -68,6 +68,10 @@ struct ReplayInput {
   // receive ever matches is known to be unmatched only once its receiver has been read to the
   // end, so an eager one is charged by the model instead of keeping its recorded duration.
   std::uint32_t window = kReplayWindow;
+  // Rank files to take the records from, index = rank (empty: the records of `ranks`). Then
+  // `ranks` need only hold each rank's definitions and clock samples (read_rank_metadata), and the
+  // records are read a frame at a time: the replay's memory no longer holds the trace.
+  std::span<const std::string> files = {};
 };
 
 // The predicted time one collective call spent waiting for the last member to arrive.

@@ -18,8 +18,8 @@ RunInfo make_ranks(const ReplayInput& in) {
     if (!t || t->events.empty()) continue;
     info.present = true;
     info.spt = in.timeline.clock(static_cast<int>(r)).ns_per_tick * 1e-9;
-    if (std::any_of(t->event_thread.begin(), t->event_thread.end(),
-                    [&](std::uint16_t th) { return th != t->event_thread.front(); }))
+    if (t->several_threads || std::any_of(t->event_thread.begin(), t->event_thread.end(),
+                                          [&](std::uint16_t th) { return th != t->event_thread.front(); }))
       run.multithreaded = true;
     for (const CommDef& c : t->comms) {
       if (c.id >= info.def_of.size()) info.def_of.resize(c.id + 1u, nullptr);

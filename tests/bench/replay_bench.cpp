@@ -1,6 +1,7 @@
 // Replay throughput: synthetic traces of R ranks and E records replayed under LogGPS on one core.
 // Prints records per second of the replay loop (setup included) and the process's peak RSS.
 // Usage: replay_bench [ranks] [records] [ring|pingpong|random|alltoall] [cold] [window=N]
+//        replay_bench --dir TRACE [window=N]     (a trace directory on disk, read as the replay goes)
 // `cold` adds this machine's cold start and fresh-buffer terms (as calibrated here), to time their checks.
 // Records are taken by the replay in windows of N per rank (default model::kReplayWindow, the
 // streaming path); window=0 hands it each rank whole.
@@ -15,6 +16,7 @@
 #include "model/replay/replay.hpp"
 #include "model/trace/synthetic.hpp"
 #include "model/trace/timeline.hpp"
+#include "model/trace/trace_dir.hpp"
 
 namespace {
 
@@ -26,10 +28,57 @@ long peak_rss_kib() {
   return 0;
 }
 
+// The LogGPS parameters of every run here (this machine's, rounded).
+mstep::model::LogGPSParams bench_params(std::uint32_t ranks) {
+  mstep::model::LogGPSParams p;
+  p.L = 200e-9, p.o = 200e-9, p.g = 190e-9, p.Gs = 0, p.Gl = 60e-12, p.s = 128, p.S = 8256, p.P = ranks;
+  return p;
+}
+
+// replay_bench --dir TRACE [window=N]: the replay of a trace directory read from disk a frame at a
+// time (reading included: the rank files' definitions first, then their events as the replay
+// needs them), as `mstep report` will read one.
+int from_dir(const char* dir, std::uint32_t window) {
+  using namespace mstep;
+  const auto t0 = std::chrono::steady_clock::now();
+  const RunMeta meta = read_run_meta(dir);
+  if (!meta.present) {
+    std::fprintf(stderr, "replay_bench: %s: no meta.json\n", dir);
+    return 1;
+  }
+  std::vector<std::string> files;
+  std::vector<RankTrace> metas;
+  metas.reserve(static_cast<std::size_t>(meta.ranks));
+  std::size_t total = 0;
+  for (int r = 0; r < meta.ranks; ++r) {
+    files.push_back(std::string(dir) + "/" + rank_file_name(r));
+    metas.push_back(read_rank_metadata(files.back()));
+    total += metas.back().events.size() + metas.back().events_on_disk;
+  }
+  std::vector<const RankTrace*> ptrs;
+  for (const auto& m : metas) ptrs.push_back(&m);
+  const Timeline timeline(ptrs);
+  const Matching none;
+  const model::ReplayResult r = model::replay_loggps(model::ReplayInput{ptrs, none, timeline, window, files},
+                                                     bench_params(static_cast<std::uint32_t>(meta.ranks)));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("replay_from_disk ranks=%d records=%zu window=%u seconds=%.3f records_per_s=%.3e predicted_s=%.6f "
+              "peak_rss_mib=%.1f\n",
+              meta.ranks, total, window, seconds, static_cast<double>(total) / seconds, r.predicted_s,
+              static_cast<double>(peak_rss_kib()) / 1024.0);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace mstep;
+  if (argc > 2 && std::strcmp(argv[1], "--dir") == 0) {
+    std::uint32_t window = model::kReplayWindow;
+    if (argc > 3 && std::strncmp(argv[3], "window=", 7) == 0)
+      window = static_cast<std::uint32_t>(std::strtoul(argv[3] + 7, nullptr, 10));
+    return from_dir(argv[2], window);
+  }
   const int ranks = argc > 1 ? std::atoi(argv[1]) : 64;
   const std::size_t records = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10'000'000;
   const char* name = argc > 3 ? argv[3] : "random";
@@ -47,8 +96,7 @@ int main(int argc, char** argv) {
   const long rss_input = peak_rss_kib();
   const Matching matching = match_messages(ptrs);
   const Timeline timeline(ptrs);
-  model::LogGPSParams p;
-  p.L = 200e-9, p.o = 200e-9, p.g = 190e-9, p.Gs = 0, p.Gl = 60e-12, p.s = 128, p.S = 8256, p.P = static_cast<std::uint32_t>(ranks);
+  const model::LogGPSParams p = bench_params(static_cast<std::uint32_t>(ranks));
   const auto t0 = std::chrono::steady_clock::now();
   model::ColdStart cold;
   bool with_cold = false;

@@ -9,6 +9,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <filesystem>
 #include <tuple>
 
 #include "model/cost/collectives.hpp"
@@ -691,4 +692,39 @@ TEST_CASE("the linear baseline pays the same machine terms", "[replay][cold]") {
   CHECK(r.finish_s[0] == Approx(38.2 * us));
   CHECK(r.finish_s[1] == Approx(28.2 * us));
   CHECK(r.machine_charges.size() == 4);
+}
+
+TEST_CASE("replayed from its rank files a frame at a time, a trace gives the in-memory replay's times", "[replay][files]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "mstep-unit" / "replay-files";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::vector<RankTrace> traces = synthetic_trace(8, Pattern::Random, 20000, 5);
+  std::vector<std::string> files;
+  std::vector<RankTrace> metas;
+  for (const RankTrace& t : traces) {
+    files.push_back((dir / rank_file_name(t.header.rank)).string());
+    write_rank_trace(files.back(), t, 500);  // 5 Events frames a rank
+  }
+  for (std::size_t r = 0; r < traces.size(); ++r) {
+    metas.push_back(read_rank_metadata(files[r]));
+    // The first record only; the others counted, left on disk.
+    CHECK(metas.back().events.size() == 1);
+    CHECK(metas.back().events.size() + metas.back().events_on_disk == traces[r].events.size());
+    CHECK(metas.back().clocks == traces[r].clocks);
+    CHECK(metas.back().end == TraceEnd::Complete);
+  }
+  std::vector<const RankTrace*> meta_ptrs;
+  for (const RankTrace& m : metas) meta_ptrs.push_back(&m);
+  const Timeline timeline(meta_ptrs);
+  const Matching none;
+  const ReplayResult from_files = replay_loggps(ReplayInput{meta_ptrs, none, timeline, kReplayWindow, files}, machine());
+  const Run run(traces);
+  const ReplayResult in_memory = run.loggps(machine());
+  CHECK(from_files.finish_s == in_memory.finish_s);
+  CHECK(from_files.actual_finish_s == in_memory.actual_finish_s);
+  CHECK(from_files.records == in_memory.records);
+  CHECK(from_files.collective_algorithms == in_memory.collective_algorithms);
+  CHECK(from_files.notes == in_memory.notes);
+  fs::remove_all(dir);
 }

@@ -12,8 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "format/step_tracker.hpp"
-#include "format/trace_file.hpp"
+#include "format/rank_trace.hpp"
 #include "model/trace/synthetic.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/progress.hpp"
@@ -54,49 +53,6 @@ std::string human(double bytes) {
   if (bytes >= 1 << 30) return fmt::format("{:.1f} GiB", bytes / (1 << 30));
   if (bytes >= 1 << 20) return fmt::format("{:.1f} MiB", bytes / (1 << 20));
   return fmt::format("{:.0f} KiB", bytes / 1024);
-}
-
-void write_frame(TraceFileWriter& w, FrameKind kind, std::uint32_t count, const std::vector<std::uint8_t>& payload) {
-  if (!w.write_frame(kind, 0, count, payload)) throw TraceError(fmt::format("{}: cannot write", w.path()));
-}
-
-// One rank's file, in the order the recorder writes it: definitions, the Init clock sample, events
-// with the M-steps they close (the recorder's own StepTracker), the Finalize sample, End.
-void write_rank(const fs::path& dir, const RankTrace& t) {
-  TraceFileWriter w((dir / rank_file_name(t.header.rank)).string(), t.header);
-  std::vector<std::uint8_t> payload;
-  encode_comms(t.comms, payload);
-  write_frame(w, FrameKind::Comms, static_cast<std::uint32_t>(t.comms.size()), payload);
-  for (const ClockSync& c : t.clocks) {
-    if (c.when != ClockSync::AtInit) continue;
-    payload.clear();
-    encode_clocks(std::span<const ClockSync>(&c, 1), payload);
-    write_frame(w, FrameKind::Clock, 1, payload);
-  }
-  const std::span<const std::int32_t> world = t.comms.front().world_ranks;
-  StepTracker tracker(t.header.rank, t.header.world_size, t.events.empty() ? 0 : t.events.front().t_enter);
-  const std::span<const Event> events(t.events);
-  for (std::size_t at = 0; at < events.size(); at += kFrameEvents) {
-    const auto chunk = events.subspan(at, std::min(kFrameEvents, events.size() - at));
-    for (const Event& e : chunk) tracker.feed(e, world);
-    if (at + chunk.size() == events.size()) tracker.finish(chunk.back().t_exit);
-    if (!tracker.closed().empty()) {
-      payload.clear();
-      encode_steps(tracker.closed(), payload);
-      write_frame(w, FrameKind::Steps, static_cast<std::uint32_t>(tracker.closed().size()), payload);
-      tracker.clear_closed();
-    }
-    payload.clear();
-    encode_events(chunk, payload);
-    write_frame(w, FrameKind::Events, static_cast<std::uint32_t>(chunk.size()), payload);
-  }
-  for (const ClockSync& c : t.clocks) {
-    if (c.when != ClockSync::AtFinalize) continue;
-    payload.clear();
-    encode_clocks(std::span<const ClockSync>(&c, 1), payload);
-    write_frame(w, FrameKind::Clock, 1, payload);
-  }
-  write_frame(w, FrameKind::End, 0, {});
 }
 
 int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
@@ -147,7 +103,7 @@ int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
     Progress progress("writing", traces.size());  // erased before the result is printed
     for (RankTrace& t : traces) {
       progress.update(static_cast<std::uint64_t>(t.header.rank));
-      write_rank(dir, t);
+      write_rank_trace((dir / rank_file_name(t.header.rank)).string(), t, kFrameEvents);
       written += t.events.size();
       std::vector<Event>().swap(t.events);  // what is on disk leaves memory
     }

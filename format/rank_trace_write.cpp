@@ -1,0 +1,57 @@
+// write_rank_trace (format/rank_trace.hpp): a RankTrace written as the recorder writes a rank file.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "format/rank_trace.hpp"
+#include "format/step_tracker.hpp"
+
+namespace mstep {
+
+namespace {
+
+void write_frame(TraceFileWriter& w, FrameKind kind, std::uint32_t count, const std::vector<std::uint8_t>& payload) {
+  if (!w.write_frame(kind, 0, count, payload)) throw TraceError(fmt::format("{}: cannot write", w.path()));
+}
+
+}  // namespace
+
+void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t frame_events) {
+  TraceFileWriter w(path, t.header);
+  std::vector<std::uint8_t> payload;
+  encode_comms(t.comms, payload);
+  write_frame(w, FrameKind::Comms, static_cast<std::uint32_t>(t.comms.size()), payload);
+  for (const ClockSync& c : t.clocks) {
+    if (c.when != ClockSync::AtInit) continue;
+    payload.clear();
+    encode_clocks(std::span<const ClockSync>(&c, 1), payload);
+    write_frame(w, FrameKind::Clock, 1, payload);
+  }
+  const std::span<const std::int32_t> world = t.comms.front().world_ranks;
+  StepTracker tracker(t.header.rank, t.header.world_size, t.events.empty() ? 0 : t.events.front().t_enter);
+  const std::span<const Event> events(t.events);
+  for (std::size_t at = 0; at < events.size(); at += frame_events) {
+    const auto chunk = events.subspan(at, std::min(frame_events, events.size() - at));
+    for (const Event& e : chunk) tracker.feed(e, world);
+    if (at + chunk.size() == events.size()) tracker.finish(chunk.back().t_exit);
+    if (!tracker.closed().empty()) {
+      payload.clear();
+      encode_steps(tracker.closed(), payload);
+      write_frame(w, FrameKind::Steps, static_cast<std::uint32_t>(tracker.closed().size()), payload);
+      tracker.clear_closed();
+    }
+    payload.clear();
+    encode_events(chunk, payload);
+    write_frame(w, FrameKind::Events, static_cast<std::uint32_t>(chunk.size()), payload);
+  }
+  for (const ClockSync& c : t.clocks) {
+    if (c.when != ClockSync::AtFinalize) continue;
+    payload.clear();
+    encode_clocks(std::span<const ClockSync>(&c, 1), payload);
+    write_frame(w, FrameKind::Clock, 1, payload);
+  }
+  write_frame(w, FrameKind::End, 0, {});
+}
+
+
+}  // namespace mstep
