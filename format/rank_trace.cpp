@@ -103,14 +103,22 @@ RankTrace read_rank_trace(const std::string& path) { return read_rank(path, fals
 
 RankTrace read_rank_metadata(const std::string& path) { return read_rank(path, true); }
 
-RankEventReader::RankEventReader(const std::string& path) : reader_(path) {
-  reader_.skip_step_payloads(true);
-}
+// The Steps frames are read too, though not used: a damaged one ends the rank here as it does for
+// read_rank_trace, so that every reader of a file agrees on where it breaks off.
+RankEventReader::RankEventReader(const std::string& path) : reader_(path) {}
 
 bool RankEventReader::read(std::vector<Event>& out) {
   while (reader_.next(frame_)) {
     if (frame_.kind != FrameKind::Events) continue;
-    decode_events(frame_.payload, out);
+    const auto before = out.size();
+    try {
+      decode_events(frame_.payload, out);
+      if (out.size() - before != frame_.count) throw TraceError("event count differs from its header");
+    } catch (const TraceError& e) {
+      out.resize(before);
+      problem_ = fmt::format("{}: frame {} at byte {}: {}", reader_.path(), frame_.index, frame_.offset, e.what());
+      return false;
+    }
     return true;
   }
   return false;

@@ -49,11 +49,12 @@ class RankEventReader {
   // Appends the next Events frame's records to `out`; false at the end of the file or at the first
   // damaged frame (problem() says which; the records before it were all handed out).
   bool read(std::vector<Event>& out);
-  const std::string& problem() const { return reader_.problem(); }
+  const std::string& problem() const { return problem_.empty() ? reader_.problem() : problem_; }
 
  private:
   TraceFileReader reader_;
   Frame frame_;
+  std::string problem_;  // a frame whose records could not be decoded
 };
 
 }  // namespace mstep

@@ -64,10 +64,23 @@ struct Report {
   std::vector<std::string> problems;   // the trace's, and unmatched messages
   std::vector<std::string> notes;      // e.g. how to get parameters
   std::vector<std::string> collective_algorithms;  // how the LogGPS replay decomposed collectives
+  bool streamed = false;               // build_report_streamed: no steps, MPM or BSPWB
 };
 
 // Builds the report of a loaded trace. `params` may be null: then only what needs no parameters
 // (actual times, measured waits) is filled, and a note says how to get parameters.
 Report build_report(const TraceDir& trace, const CalibrationParams* params);
+
+// The report of a trace loaded with load_trace_dir(..., metadata_only = true), its records read
+// from the rank files in one streaming pass and by the replays a frame at a time: memory holds
+// what is in flight, not the trace. The same figures as build_report, but for the M-steps: the
+// step table, MPM and BSPWB are not computed (a note says so).
+Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params);
+// Whether build_report_streamed can take this trace: not with MPI calls from several threads
+// (their records must be put in order of entry, whole) nor intercommunicators (whose local groups
+// come from creator records anywhere in the trace).
+bool can_stream(const TraceDir& trace);
+// Above this many records `mstep report` streams (in memory a record costs about 370 bytes).
+constexpr std::uint64_t kStreamAboveRecords = 4'000'000;
 
 }  // namespace mstep::model

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <optional>
 #include <span>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "format/rank_trace.hpp"
 #include "model/cost/loggps.hpp"
 #include "model/trace/matching.hpp"
+#include "model/trace/stream_pass.hpp"
 #include "model/trace/timeline.hpp"
 
 namespace mstep::model {
@@ -33,6 +36,34 @@ struct WaitOptions {
   // Sends of at least this many bytes are synchronous (LogGPS's S). MPI_Ssend always is.
   std::uint64_t rendezvous_bytes = 16384;
   std::optional<LogGPSParams> loggps;  // for the predicted waits
+};
+
+// The waits of a run, message by message and collective by collective, in any order (the
+// streaming pass hands them as they complete): the one implementation of measure_waits.
+class WaitMeter {
+ public:
+  WaitMeter(const Timeline& timeline, const WaitOptions& options);
+  // `done`: the first record of the call that completed the receive, which begins at `done_call`.
+  void message(const Message& m, const Event& send, const Event& post, const Event& done, std::uint32_t done_call);
+  // Every message of that call has been given: a call that completed several waited once, its
+  // longest wait.
+  void call_complete(std::int32_t rank, std::uint32_t call);
+  void collective(std::span<const StreamedMember> members);
+  // Every call site that waited, largest measured wait first (calls still open are completed).
+  std::vector<WaitSite> sites();
+
+ private:
+  struct Site;
+  void add(WaitKind kind, std::int32_t rank, const Event& call, double wait, double predicted);
+  const Timeline& tl_;
+  WaitOptions options_;
+  LogGPS model_;
+  std::map<std::tuple<WaitKind, std::int32_t, std::uint32_t, Op>, WaitSite> sites_;
+  struct OpenCall {
+    Event call;
+    double wait = 0, predicted = 0;
+  };
+  std::map<std::pair<std::int32_t, std::uint32_t>, OpenCall> open_calls_;  // receiving calls not yet complete
 };
 
 // Every call site that waited, largest measured wait first.

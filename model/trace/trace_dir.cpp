@@ -84,8 +84,15 @@ TraceCompleteness trace_completeness(const TraceDir& d) {
   return c;
 }
 
+std::uint64_t trace_records(const TraceDir& d) {
+  std::uint64_t n = 0;
+  for (const auto& r : d.ranks)
+    if (r) n += r->events.size() + r->events_on_disk;
+  return n;
+}
+
 TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank,
-                        const std::function<void(std::size_t)>& on_rank) {
+                        const std::function<void(std::size_t)>& on_rank, bool metadata_only) {
   TraceDir d;
   d.path = path;
   std::error_code ec;
@@ -120,7 +127,7 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank,
     }
     state = RankState::Unreadable;
     try {
-      RankTrace t = read_rank_trace(file);
+      RankTrace t = metadata_only ? read_rank_metadata(file) : read_rank_trace(file);
       if (t.header.rank != r || (d.meta.present && t.header.world_size != ranks))
         d.problems.push_back(fmt::format("{}: header says rank {} of {}", file, t.header.rank, t.header.world_size));
       if (t.end == TraceEnd::Truncated || t.end == TraceEnd::Corrupt)
@@ -128,7 +135,7 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank,
       else if (t.end == TraceEnd::Unfinished)
         d.problems.push_back(fmt::format("{}: unfinished: the rank did not reach MPI_Finalize", file));
       state = state_of(t.end);
-      if (!t.events.empty() && t.events.back().op == Op::Abort)
+      if (!t.events.empty() && t.events_on_disk == 0 && t.events.back().op == Op::Abort)
         d.problems.push_back(fmt::format("{}: the rank called MPI_Abort (error code {}): the run was aborted", file,
                                          t.events.back().tag));
       d.ranks[static_cast<std::size_t>(r)] = std::move(t);

@@ -50,8 +50,14 @@ struct TraceDir {
 // Loads the run in `path` (all ranks, or only `only_rank`). Throws TraceError when `path` is not
 // a trace directory at all; anything less is a line in `problems`.
 // `on_rank`: called with the number of rank files read so far, after each (progress display).
+// `metadata_only`: each rank as read_rank_metadata reads it (definitions, clock samples, the first
+// record; the records left on disk, for a streaming reader). A damaged Events frame is then found
+// only by the reader that decodes it.
 TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank = std::nullopt,
-                        const std::function<void(std::size_t)>& on_rank = {});
+                        const std::function<void(std::size_t)>& on_rank = {}, bool metadata_only = false);
+
+// The records of every rank read (held in memory plus those left on disk).
+std::uint64_t trace_records(const TraceDir& d);
 
 // meta.json of the trace in `dir` alone (present false when it is missing or unreadable).
 RunMeta read_run_meta(const std::string& dir);

@@ -170,3 +170,78 @@ TEST_CASE("report: without parameters the models are null, a bad parameter file 
     CHECK(err[0].find(bad.string()) != std::string::npos);
   }
 }
+
+namespace {
+
+// The streamed report says what the in-memory one says, but for the M-steps (and the last bits of
+// sums taken in another order).
+void check_streamed_like_whole(const fs::path& dir) {
+  const fs::path params = test_dir() / "params.json";
+  std::ofstream(params) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
+    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
+    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+  const Env env = no_default_params(test_dir());
+  const json whole = mstep_json("report", dir, {"--params", params.string(), "--stream", "no"}, env);
+  const json streamed = mstep_json("report", dir, {"--params", params.string(), "--stream", "yes"}, env);
+  for (const char* key : {"ranks", "complete", "measured_to", "rank_actual_s", "actual_s", "messages", "problems",
+                          "collective_algorithms"}) {
+    INFO(key);
+    CHECK(whole.at(key) == streamed.at(key));
+  }
+  for (const char* m : {"LogGP", "LogGPS", "linear"}) CHECK(whole.at("models").at(m) == streamed.at("models").at(m));
+  CHECK(whole.at("models").at("MPM").at("predicted_s").is_number());
+  CHECK(streamed.at("models").at("MPM").at("predicted_s").is_null());
+  CHECK(streamed.at("models").at("MPM").at("note").get<std::string>().find("streamed") != std::string::npos);
+  CHECK(streamed.at("steps").empty());
+  CHECK_FALSE(whole.at("steps").empty());
+  CHECK(streamed.at("mpi_time_s").get<double>() == Approx(whole.at("mpi_time_s").get<double>()).epsilon(1e-12));
+  REQUIRE(whole.at("mpi_time").size() == streamed.at("mpi_time").size());
+  for (const auto& [name, f] : whole.at("mpi_time").items()) {
+    INFO(name);
+    CHECK(f.at("calls") == streamed.at("mpi_time").at(name).at("calls"));
+    CHECK(f.at("bytes") == streamed.at("mpi_time").at(name).at("bytes"));
+    CHECK(f.at("time_s").get<double>() == Approx(streamed.at("mpi_time").at(name).at("time_s").get<double>()).epsilon(1e-12));
+  }
+  REQUIRE(whole.at("hotspots").size() == streamed.at("hotspots").size());
+  for (std::size_t i = 0; i < whole.at("hotspots").size(); ++i) {
+    const json& a = whole.at("hotspots")[i];
+    const json& b = streamed.at("hotspots")[i];
+    for (const char* key : {"kind", "mpi_call", "function", "line", "count", "ranks"}) CHECK(a.at(key) == b.at(key));
+    CHECK(a.at("wait_s").get<double>() == Approx(b.at("wait_s").get<double>()).epsilon(1e-12));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("report --stream yes: a recorded run of every Wait and Test, wildcards included", "[report][stream]") {
+  const fs::path dir = test_dir() / "trace";
+  check_recorded(record(dir, 2, {prog("nonblocking")}), 2);
+  check_streamed_like_whole(dir);
+}
+
+TEST_CASE("report --stream yes: a recorded run of every collective", "[report][stream]") {
+  const fs::path dir = test_dir() / "trace";
+  check_recorded(record(dir, 2, {prog("collectives")}), 2);
+  check_streamed_like_whole(dir);
+}
+
+TEST_CASE("report --stream yes: a damaged frame is found, named, and the trace is incomplete", "[report][stream]") {
+  const fs::path dir = test_dir() / "trace";
+  REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "2", "--events", "400000", "--pattern", "pingpong"}).code == 0);
+  {  // a byte in the middle of rank 1's file: inside an Events frame's payload
+    const fs::path file = dir / "rank-00001.mst";
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(file) / 2));
+    f.put('\x5a');
+  }
+  const Result r = run({kMstep, "report", dir.string(), "--stream", "yes", "--format", "json"}, no_default_params(test_dir()));
+  CHECK(r.code == 1);  // reported on, with a warning per problem and exit 1, as without --stream
+  CHECK(r.err.find("rank-00001.mst: frame") != std::string::npos);
+  const json rep = parse_json(r.out);
+  CHECK_FALSE(rep.at("complete").get<bool>());
+  bool named = false;
+  for (const auto& p : rep.at("problems"))
+    named = named || p.get<std::string>().find("rank-00001.mst: frame") != std::string::npos;
+  CHECK(named);
+  CHECK(rep.at("mpi_time").at("MPI_Recv").at("calls").get<std::uint64_t>() < 200000);
+}

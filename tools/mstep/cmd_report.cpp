@@ -175,8 +175,10 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
   for (const auto& s : rep.steps)
     if (std::isfinite(s.miss_s)) worst.push_back(&s);
   std::sort(worst.begin(), worst.end(), [](auto* a, auto* b) { return std::abs(a->miss_s) > std::abs(b->miss_s); });
-  fmt::print("\nM-steps: {} over all ranks", rep.steps.size());
-  if (worst.empty()) {
+  if (rep.streamed) fmt::print("\nM-steps: not computed (streamed report)\n");
+  else fmt::print("\nM-steps: {} over all ranks", rep.steps.size());
+  if (rep.streamed) {
+  } else if (worst.empty()) {
     fmt::print(" (MPM needs parameters)\n");
   } else {
     fmt::print("; the {} whose MPM prediction misses by the most time (per step; 'end' columns cumulative)\n"
@@ -204,7 +206,7 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
 
 void add_report(CLI::App& app) {
   struct Options {
-    std::string dir, params, format = "text";
+    std::string dir, params, format = "text", stream = "auto";
     std::size_t top = 10;
   };
   auto o = std::make_shared<Options>();
@@ -214,12 +216,31 @@ void add_report(CLI::App& app) {
                   "Parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
                   "~/.config/mstep/params.json)");
   cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--stream", o->stream,
+                  fmt::format("Read the records a frame at a time, holding only what is in flight (no M-steps, MPM "
+                              "or BSPWB then): yes, no, or auto (above {} records)", model::kStreamAboveRecords))
+      ->check(CLI::IsMember({"auto", "yes", "no"}));
   cmd->add_option("--top", o->top, "Rows of hotspots and steps in the text report")->check(CLI::Range(1, 100000));
   cmd->callback([o] {
-    const TraceDir trace = [&] {
+    // Definitions and clocks first (the records are skipped on disk); then the whole trace
+    // unless it is too large to hold.
+    TraceDir trace = [&] {
       Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o->dir).ranks));
-      return load_trace_dir(o->dir, std::nullopt, [&](std::size_t r) { progress.update(r); });
+      return load_trace_dir(o->dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, true);
     }();
+    const bool stream = o->stream == "yes" || (o->stream == "auto" && trace_records(trace) > model::kStreamAboveRecords);
+    if (stream && !model::can_stream(trace)) {
+      if (o->stream == "yes") {
+        std::fprintf(stderr, "mstep: --stream yes: this trace has MPI calls from several threads or "
+                             "intercommunicators, which the streaming report does not take\n");
+        throw CLI::RuntimeError(1);
+      }
+    }
+    const bool streamed = stream && model::can_stream(trace);
+    if (!streamed) {
+      Progress progress("reading", static_cast<std::uint64_t>(trace.ranks.size()));
+      trace = load_trace_dir(o->dir, std::nullopt, [&](std::size_t r) { progress.update(r); });
+    }
     const std::string params_file = find_params(o->params, o->dir);
     std::optional<model::CalibrationParams> params;
     if (!params_file.empty()) {
@@ -231,7 +252,8 @@ void add_report(CLI::App& app) {
       }
     }
     if (params) warn_if_other_network(*params, params_file, trace);
-    const Report rep = model::build_report(trace, params ? &*params : nullptr);
+    const Report rep = streamed ? model::build_report_streamed(trace, params ? &*params : nullptr)
+                                : model::build_report(trace, params ? &*params : nullptr);
     const auto hot = resolve_hotspots(trace, rep);
     if (o->format == "json") fmt::print("{}\n", to_json(rep, hot, params_file).dump(2));
     else if (o->format == "csv") print_csv(rep, hot);

@@ -1,0 +1,191 @@
+// build_report_streamed: the report of a trace too large to hold, from one streaming pass over
+// its rank files (model/trace/stream_pass.hpp) and the replays read a frame at a time.
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "model/analysis/report.hpp"
+#include "model/replay/replay.hpp"
+#include "model/trace/stream_pass.hpp"
+#include "model/trace/timeline.hpp"
+
+namespace mstep::model {
+namespace {
+
+constexpr std::size_t kMaxUnmatchedShown = 10;
+
+ModelResult result(std::string name, double actual, double predicted) {
+  ModelResult m;
+  m.name = std::move(name);
+  m.available = true;
+  m.predicted_s = predicted;
+  m.error_pct = error_pct(actual, predicted);
+  return m;
+}
+
+ModelResult missing(std::string name, std::string note) {
+  ModelResult m;
+  m.name = std::move(name);
+  m.note = std::move(note);
+  return m;
+}
+
+// What the report takes from each record, message and collective as the pass hands them.
+class ReportVisitor final : public StreamVisitor {
+ public:
+  ReportVisitor(Report& rep, const Timeline& tl, const WaitOptions& options, std::size_t ranks)
+      : rep_(rep), tl_(tl), meter_(tl, options), end_(ranks), last_(ranks) {}
+
+  void record(std::int32_t rank, std::uint32_t, const Event& e) override {
+    FunctionTime& f = rep_.mpi[static_cast<std::size_t>(e.op)];
+    f.bytes += e.send_bytes + e.recv_bytes;
+    const auto r = static_cast<std::size_t>(rank);
+    last_[r] = e;
+    if (e.op == Op::Finalize) end_[r] = e.t_enter;
+    if (e.continuation()) return;
+    const double d = tl_.duration(rank, e.t_exit - e.t_enter);
+    ++f.calls;
+    f.seconds += d;
+    // MPI_Init and MPI_Finalize lie outside the run time (Init exit to Finalize entry).
+    if (e.op == Op::ToolFlush) rep_.tool_s += d;
+    else if (e.op != Op::Init && e.op != Op::Init_thread && e.op != Op::Finalize) rep_.mpi_s += d;
+  }
+  void message(const StreamedMessage& m) override { meter_.message(m.message, m.send, m.post, m.done, m.done_call); }
+  void call_complete(std::int32_t rank, std::uint32_t call) override { meter_.call_complete(rank, call); }
+  void collective(std::span<const StreamedMember> members) override { meter_.collective(members); }
+  void rank_end(std::int32_t rank, std::uint64_t records) override {
+    const auto r = static_cast<std::size_t>(rank);
+    if (records == 0) return;
+    // The run ends where MPI_Finalize begins (or with the last record of an unfinished trace).
+    if (!end_[r]) end_[r] = last_[r]->t_exit;
+  }
+
+  WaitMeter& meter() { return meter_; }
+  // Per rank: the end of its run (nullopt: no records), and its last record.
+  const std::vector<std::optional<std::uint64_t>>& ends() const { return end_; }
+  const std::vector<std::optional<Event>>& last() const { return last_; }
+
+ private:
+  Report& rep_;
+  const Timeline& tl_;
+  WaitMeter meter_;
+  std::vector<std::optional<std::uint64_t>> end_;
+  std::vector<std::optional<Event>> last_;
+};
+
+}  // namespace
+
+bool can_stream(const TraceDir& trace) {
+  for (const auto& r : trace.ranks) {
+    if (!r) continue;
+    if (r->several_threads) return false;
+    for (const CommDef& c : r->comms)
+      if (c.inter) return false;
+  }
+  return true;
+}
+
+Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params) {
+  Report rep;
+  rep.streamed = true;
+  rep.trace = trace.path;
+  rep.ranks = static_cast<int>(trace.ranks.size());
+  rep.problems = trace.problems;
+
+  std::vector<const RankTrace*> ranks;
+  std::vector<std::string> files(trace.ranks.size());
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    ranks.push_back(trace.ranks[r] ? &*trace.ranks[r] : nullptr);
+    if (trace.ranks[r]) files[r] = trace.ranks[r]->path;
+  }
+  const Timeline timeline(ranks);
+  for (const int r : timeline.unplaced())
+    rep.problems.push_back(fmt::format(
+        "rank {}: no clock samples in its trace; placed on the common timeline by its MPI_Init exit "
+        "(its times relative to other ranks are approximate)", r));
+
+  WaitOptions options;
+  if (params && params->loggps) {
+    options.loggps = params->loggps;
+    options.rendezvous_bytes = params->loggps->S;
+  }
+  ReportVisitor visitor(rep, timeline, options, ranks.size());
+  const StreamPassResult pass = stream_pass(ranks, files, timeline, visitor);
+  rep.messages = pass.messages;
+  for (std::size_t i = 0; i < pass.unmatched.size() && i < kMaxUnmatchedShown; ++i)
+    rep.problems.push_back(pass.unmatched[i].what);
+  if (pass.unmatched.size() > kMaxUnmatchedShown)
+    rep.problems.push_back(fmt::format("{} more unmatched messages", pass.unmatched.size() - kMaxUnmatchedShown));
+  for (const auto& p : pass.problems) rep.problems.push_back(p + " (the events before it are kept)");
+
+  // Completeness: a rank whose file broke off in a frame the metadata read skipped is corrupt.
+  TraceDir states;
+  states.meta = trace.meta;
+  states.states = trace.states;
+  for (const int r : pass.damaged) states.states[static_cast<std::size_t>(r)] = RankState::Corrupt;
+  const TraceCompleteness completeness = trace_completeness(states);
+  rep.complete = completeness.complete;
+  rep.finalized_ranks = completeness.complete_ranks;
+
+  // Actual times as align_steps measures them: from the earliest MPI_Init exit.
+  double zero = std::numeric_limits<double>::infinity();
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r] && !ranks[r]->events.empty())
+      zero = std::min(zero, timeline.seconds(static_cast<int>(r), ranks[r]->events.front().t_exit));
+  if (!std::isfinite(zero)) zero = 0;
+  rep.rank_actual_s.assign(ranks.size(), 0.0);
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const auto& end = visitor.ends()[r];
+    if (!end) continue;
+    rep.rank_actual_s[r] = timeline.seconds(static_cast<int>(r), *end) - zero;
+    rep.actual_s = std::max(rep.actual_s, rep.rank_actual_s[r]);
+    const auto& last = visitor.last()[r];
+    if (last && last->op == Op::Abort)
+      rep.problems.push_back(fmt::format("{}: the rank called MPI_Abort (error code {}): the run was aborted",
+                                         files[r], last->tag));
+  }
+
+  // The replays, each reading the rank files again a frame at a time.
+  const Matching none;
+  const ReplayInput input{ranks, none, timeline, kReplayWindow, files};
+  const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
+  const std::string no_steps = fmt::format(
+      "not computed for a trace this large ({} records, streamed): the M-step alignment it needs is held in "
+      "memory; `mstep report --stream no` computes it where memory allows", trace_records(trace));
+  rep.models.push_back(missing("MPM", params && params->mpm ? no_steps : "needs mpm.g and mpm.L"));
+  rep.models.push_back(missing("BSPWB", params && params->mpm ? no_steps : "needs mpm.g and mpm.L"));
+  if (params && params->loggps) {
+    const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps), cold);
+    const ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
+    rep.models.push_back(result("LogGP", rep.actual_s, loggp.predicted_s));
+    rep.models.push_back(result("LogGPS", rep.actual_s, loggps.predicted_s));
+    rep.loggps_rank_s = loggps.finish_s;
+    rep.collective_algorithms = loggps.collective_algorithms;
+    for (const auto& n : loggps.notes) rep.notes.push_back("LogGPS replay: " + n);
+  } else {
+    rep.models.push_back(missing("LogGP", "needs the LogGPS parameters (L, o, g, G, s, S)"));
+    rep.models.push_back(missing("LogGPS", "needs the LogGPS parameters (L, o, g, G, s, S)"));
+  }
+  if (params && params->linear)
+    rep.models.push_back(result("linear", rep.actual_s, replay_linear(input, params->linear->model, cold).predicted_s));
+  else
+    rep.models.push_back(missing("linear", "needs the linear parameters (T0, B)"));
+
+  rep.waits = visitor.meter().sites();
+  rep.notes.push_back(fmt::format(
+      "streamed: {} records read a frame at a time, with at most {} send{} and receive{} waiting for their match; "
+      "M-steps, MPM and BSPWB are not computed in this mode", pass.records, pass.peak_in_flight,
+      pass.peak_in_flight == 1 ? "" : "s", pass.peak_in_flight == 1 ? "" : "s"));
+  if (!(params && params->loggps))
+    rep.notes.push_back(fmt::format(
+        "late-receiver waits assume rendezvous from {} bytes (MPICH ch4 shared memory); calibrate to measure S",
+        options.rendezvous_bytes));
+  if (!params)
+    rep.notes.push_back(fmt::format("no model parameters: run `mstep calibrate -o {}/params.json`, or pass --params FILE",
+                                    trace.path));
+  return rep;
+}
+
+}  // namespace mstep::model

@@ -1,0 +1,376 @@
+#include "model/trace/stream_pass.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <map>
+#include <memory>
+#include <queue>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "model/trace/channel.hpp"
+#include "model/trace/comm_ids.hpp"
+
+namespace mstep {
+namespace {
+
+// An Irecv this many records old and still not completed is taken to be never completed (as the
+// replay's kMaxLookahead): receives posted after it are released to their channels without it.
+constexpr std::uint32_t kMaxOpenPost = 1u << 22;
+
+struct SendItem {
+  std::uint32_t index = 0;
+  Event e;
+};
+
+struct RecvItem {
+  std::uint32_t post = 0, done = 0, done_call = 0;
+  std::uint64_t bytes = 0;
+  Event post_e, done_e, call_e;
+  ChannelKey key{};
+};
+
+struct Channel {
+  std::deque<SendItem> sends;
+  std::deque<RecvItem> recvs;
+};
+
+struct Cursor {
+  std::unique_ptr<RankEventReader> reader;
+  std::vector<Event> frame;
+  std::size_t pos = 0;
+  std::uint32_t index = 0;  // of the next record
+  bool ended = false;
+  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, Event>> irecv_of_request;
+  std::map<std::uint32_t, std::uint32_t> open_posts;  // Irecv record index -> request, not yet completed
+  std::map<std::uint32_t, RecvItem> completed;        // by post: waiting for the receives posted before
+  std::uint32_t call_index = 0;                       // the last record that is not a continuation
+  Event call;
+  // Calls that complete receives: how many (known once the call's last record is read), how many
+  // of them are matched or known never to be.
+  struct CallReceives {
+    std::uint32_t receives = 0, resolved = 0;
+    bool closed = false;
+  };
+  std::unordered_map<std::uint32_t, CallReceives> receiving_calls;
+  std::unordered_map<std::uint32_t, std::uint64_t> coll_seq;  // global comm -> collectives so far
+  std::vector<const CommDef*> def_of;                         // local comm id -> definition
+};
+
+struct Instance {
+  std::vector<StreamedMember> members;
+  std::size_t expected = std::numeric_limits<std::size_t>::max();  // members still to come, counted at creation
+  const CommDef* def = nullptr;                                    // member list (null: unknown)
+};
+
+class Pass {
+ public:
+  Pass(std::span<const RankTrace* const> metas, std::span<const std::string> files, const Timeline& tl,
+       StreamVisitor& v)
+      : metas_(metas), tl_(tl), v_(v), comm_ids_(global_comm_ids(metas)), cursors_(metas.size()) {
+    const auto P = metas.size();
+    for (std::size_t r = 0; r < P; ++r) {
+      Cursor& c = cursors_[r];
+      if (!metas[r] || r >= files.size() || files[r].empty()) {
+        c.ended = true;
+        continue;
+      }
+      for (const CommDef& d : metas[r]->comms) {
+        if (d.id >= c.def_of.size()) c.def_of.resize(d.id + 1u, nullptr);
+        c.def_of[d.id] = &d;
+      }
+      try {
+        c.reader = std::make_unique<RankEventReader>(files[r]);
+      } catch (const TraceError& e) {  // read_rank_metadata could, so this is rare: the file changed
+        out_.damaged.push_back(static_cast<int>(r));
+        out_.problems.push_back(e.what());
+        c.ended = true;
+        continue;
+      }
+      if (advance(c)) heap_.push({time_of(r), static_cast<std::int32_t>(r)});
+      else finish_rank(r);
+    }
+  }
+
+  StreamPassResult run() {
+    while (!heap_.empty()) {
+      const auto r = static_cast<std::size_t>(heap_.top().second);
+      heap_.pop();
+      Cursor& c = cursors_[r];
+      // Take this rank's records while they start before the next rank's next one.
+      const double next = heap_.empty() ? std::numeric_limits<double>::infinity() : heap_.top().first;
+      bool more = true;
+      do {
+        process(r, c.frame[c.pos]);
+        ++c.pos;
+        ++c.index;
+        more = advance(c);
+      } while (more && time_of(r) <= next);
+      if (more) heap_.push({time_of(r), static_cast<std::int32_t>(r)});
+      else finish_rank(r);
+    }
+    // What is left never completed: the collectives some member never reached, the unmatched.
+    for (auto& [key, inst] : instances_) emit(inst);
+    instances_.clear();
+    for (auto& [key, ch] : channels_) {
+      for (const SendItem& s : ch.sends) unmatched_send(key, s);
+      for (const RecvItem& rv : ch.recvs) unmatched_recv(rv);
+    }
+    for (std::size_t r = 0; r < cursors_.size(); ++r) {
+      std::vector<std::uint32_t> left;
+      for (const auto& [call, n] : cursors_[r].receiving_calls) left.push_back(call);
+      std::sort(left.begin(), left.end());
+      for (const std::uint32_t call : left) v_.call_complete(static_cast<std::int32_t>(r), call);
+      cursors_[r].receiving_calls.clear();
+    }
+    std::sort(out_.unmatched.begin(), out_.unmatched.end(), [](const Unmatched& a, const Unmatched& b) {
+      return a.rank != b.rank ? a.rank < b.rank : a.event < b.event;
+    });
+    return std::move(out_);
+  }
+
+ private:
+  double time_of(std::size_t r) const {
+    return tl_.seconds(static_cast<int>(r), cursors_[r].frame[cursors_[r].pos].t_enter);
+  }
+
+  // Makes frame[pos] the next record; false at the end of the rank's file.
+  bool advance(Cursor& c) {
+    while (c.pos >= c.frame.size()) {
+      c.frame.clear();
+      c.pos = 0;
+      if (!c.reader->read(c.frame)) return false;
+    }
+    return true;
+  }
+
+  bool traced(std::int32_t rank) const {
+    return rank >= 0 && static_cast<std::size_t>(rank) < metas_.size() && metas_[static_cast<std::size_t>(rank)] &&
+           cursors_[static_cast<std::size_t>(rank)].reader;
+  }
+
+  void process(std::size_t r, const Event& e) {
+    Cursor& c = cursors_[r];
+    const auto rank = static_cast<std::int32_t>(r);
+    ++out_.records;
+    if (!e.continuation()) {
+      close_call(r);
+      c.call_index = c.index, c.call = e;
+    }
+    v_.record(rank, c.index, e);
+    if (is_collective_call(e)) collective(r, e);
+    if (e.op == Op::Irecv && e.request) {
+      const auto [it, fresh] = c.irecv_of_request.try_emplace(e.request, c.index, e);
+      if (!fresh) {  // the request id is reused: the old Irecv was never completed
+        c.open_posts.erase(it->second.first);
+        it->second = {c.index, e};
+      }
+      c.open_posts.emplace(c.index, e.request);
+    }
+    const auto world = static_cast<std::int32_t>(metas_.size());
+    const bool recv = is_p2p_recv(e);
+    std::uint32_t post = c.index;
+    Event post_e = e;
+    if (recv && op_role(e.op) == Role::Complete) {
+      if (const auto it = c.irecv_of_request.find(e.request); it != c.irecv_of_request.end()) {
+        post = it->second.first;
+        post_e = it->second.second;
+        c.open_posts.erase(post);
+        c.irecv_of_request.erase(it);
+      }
+    }
+    if (e.peer >= 0 && e.peer < world) {
+      if (is_p2p_send(e)) {
+        const ChannelKey key{global_comm(comm_ids_, r, e.comm), rank, e.peer, e.tag};
+        if (!traced(e.peer)) unmatched_send(key, SendItem{c.index, e});
+        else push_send(key, SendItem{c.index, e});
+      } else if (recv) {
+        RecvItem item{post, c.index, c.call_index, e.recv_bytes, post_e, e, c.call,
+                      ChannelKey{global_comm(comm_ids_, r, e.comm), e.peer, rank, e.tag}};
+        ++c.receiving_calls[c.call_index].receives;
+        if (!traced(e.peer)) unmatched_recv(item);
+        else c.completed.emplace(post, std::move(item));
+      }
+    }
+    release(c, false);
+  }
+
+  // Hands the completed receives to their channels in posting order, as far as no receive posted
+  // earlier is still open.
+  void release(Cursor& c, bool all) {
+    while (!c.open_posts.empty() && c.index - c.open_posts.begin()->first > kMaxOpenPost) {
+      c.irecv_of_request.erase(c.open_posts.begin()->second);
+      c.open_posts.erase(c.open_posts.begin());
+    }
+    while (!c.completed.empty() && (all || c.open_posts.empty() || c.completed.begin()->first < c.open_posts.begin()->first)) {
+      auto node = c.completed.extract(c.completed.begin());
+      push_recv(std::move(node.mapped()));
+    }
+  }
+
+  void push_send(const ChannelKey& key, SendItem s) {
+    auto it = channels_.find(key);
+    if (it != channels_.end() && !it->second.recvs.empty()) {
+      matched(key, s, it->second.recvs.front());
+      it->second.recvs.pop_front();
+      note_in_flight(-1);
+      if (it->second.recvs.empty() && it->second.sends.empty()) channels_.erase(it);
+      return;
+    }
+    if (it == channels_.end()) it = channels_.try_emplace(key).first;
+    it->second.sends.push_back(s);
+    note_in_flight(+1);
+  }
+
+  void push_recv(RecvItem rv) {
+    auto it = channels_.find(rv.key);
+    if (it != channels_.end() && !it->second.sends.empty()) {
+      matched(rv.key, it->second.sends.front(), rv);
+      it->second.sends.pop_front();
+      note_in_flight(-1);
+      if (it->second.recvs.empty() && it->second.sends.empty()) channels_.erase(it);
+      return;
+    }
+    if (it == channels_.end()) it = channels_.try_emplace(rv.key).first;
+    it->second.recvs.push_back(std::move(rv));
+    note_in_flight(+1);
+  }
+
+  void note_in_flight(int d) {
+    in_flight_ = d > 0 ? in_flight_ + 1 : in_flight_ - 1;
+    out_.peak_in_flight = std::max(out_.peak_in_flight, in_flight_);
+  }
+
+  void matched(const ChannelKey& key, const SendItem& s, const RecvItem& rv) {
+    StreamedMessage m;
+    m.message = Message{key.src, key.dst, s.index, rv.post, rv.done, rv.bytes, key.tag, key.comm};
+    m.send = s.e;
+    m.post = rv.post_e;
+    m.done = rv.call_e;
+    m.done_call = rv.done_call;
+    ++out_.messages;
+    v_.message(m);
+    resolved(key.dst, rv.done_call);
+  }
+
+  void unmatched_send(const ChannelKey& key, const SendItem& s) {
+    out_.unmatched.push_back({key.src, s.index,
+                              fmt::format("rank {} event {}: {} to {} tag {} of {} bytes was never received{}", key.src,
+                                          s.index, mpi_name(s.e.op), key.dst, key.tag, s.e.send_bytes,
+                                          traced(key.dst) ? "" : " (no trace of the receiver)")});
+  }
+
+  // The call that began at `call` on `rank` got one more of its receives settled.
+  void resolved(std::int32_t rank, std::uint32_t call) {
+    auto& calls = cursors_[static_cast<std::size_t>(rank)].receiving_calls;
+    const auto it = calls.find(call);
+    if (it == calls.end()) return;
+    ++it->second.resolved;
+    if (it->second.closed && it->second.resolved >= it->second.receives) {
+      calls.erase(it);
+      v_.call_complete(rank, call);
+    }
+  }
+
+  // The rank's current call has had its last record.
+  void close_call(std::size_t r) {
+    Cursor& c = cursors_[r];
+    const auto it = c.receiving_calls.find(c.call_index);
+    if (it == c.receiving_calls.end() || it->second.closed) return;
+    it->second.closed = true;
+    if (it->second.resolved >= it->second.receives) {
+      c.receiving_calls.erase(it);
+      v_.call_complete(static_cast<std::int32_t>(r), c.call_index);
+    }
+  }
+
+  void unmatched_recv(const RecvItem& rv) {
+    resolved(rv.key.dst, rv.done_call);
+    out_.unmatched.push_back({rv.key.dst, rv.done,
+                              fmt::format("rank {} event {}: {} from {} tag {} has no recorded send{}", rv.key.dst,
+                                          rv.done, mpi_name(rv.done_e.op), rv.key.src, rv.key.tag,
+                                          traced(rv.key.src) ? "" : " (no trace of the sender)")});
+  }
+
+  // ---- collectives
+  void collective(std::size_t r, const Event& e) {
+    Cursor& c = cursors_[r];
+    const std::uint32_t comm = global_comm(comm_ids_, r, e.comm);
+    const std::uint64_t seq = c.coll_seq[comm]++;
+    auto [it, fresh] = instances_.try_emplace({comm, seq});
+    Instance& inst = it->second;
+    if (fresh) {
+      const CommDef* def = e.comm < c.def_of.size() ? c.def_of[e.comm] : nullptr;
+      if (def && !def->inter) {
+        inst.def = def;
+        inst.expected = 0;
+        for (const std::int32_t m : def->world_ranks)
+          if (traced(m) && !cursors_[static_cast<std::size_t>(m)].ended) ++inst.expected;
+      }
+    }
+    inst.members.push_back({static_cast<std::int32_t>(r), c.index, e});
+    if (inst.members.size() >= inst.expected) {
+      emit(inst);
+      instances_.erase(it);
+    }
+  }
+
+  void emit(Instance& inst) {
+    std::sort(inst.members.begin(), inst.members.end(),
+              [](const StreamedMember& a, const StreamedMember& b) { return a.rank < b.rank; });
+    v_.collective(inst.members);
+  }
+
+  void finish_rank(std::size_t r) {
+    Cursor& c = cursors_[r];
+    c.ended = true;
+    close_call(r);
+    if (c.reader && !c.reader->problem().empty()) {
+      out_.damaged.push_back(static_cast<int>(r));
+      out_.problems.push_back(c.reader->problem());
+    }
+    c.open_posts.clear();
+    release(c, true);
+    c.frame = {};
+    c.irecv_of_request.clear();
+    v_.rank_end(static_cast<std::int32_t>(r), c.index);
+    // Instances waiting for this rank, which it never reached, wait for it no more.
+    for (auto it = instances_.begin(); it != instances_.end();) {
+      Instance& inst = it->second;
+      const auto seq_it = c.coll_seq.find(it->first.first);
+      const std::uint64_t reached = seq_it == c.coll_seq.end() ? 0 : seq_it->second;
+      if (inst.def && reached <= it->first.second && inst.def->world_ranks.rank_of(static_cast<std::int32_t>(r)) >= 0) {
+        --inst.expected;
+        if (inst.members.size() >= inst.expected) {
+          emit(inst);
+          it = instances_.erase(it);
+          continue;
+        }
+      }
+      ++it;
+    }
+  }
+
+  std::span<const RankTrace* const> metas_;
+  const Timeline& tl_;
+  StreamVisitor& v_;
+  std::vector<std::vector<std::uint32_t>> comm_ids_;
+  std::vector<Cursor> cursors_;
+  using HeapItem = std::pair<double, std::int32_t>;
+  std::priority_queue<HeapItem, std::vector<HeapItem>, std::greater<>> heap_;
+  std::unordered_map<ChannelKey, Channel, ChannelHash> channels_;
+  std::map<std::pair<std::uint32_t, std::uint64_t>, Instance> instances_;
+  std::size_t in_flight_ = 0;
+  StreamPassResult out_;
+};
+
+}  // namespace
+
+StreamPassResult stream_pass(std::span<const RankTrace* const> metas, std::span<const std::string> files,
+                             const Timeline& timeline, StreamVisitor& visitor) {
+  return Pass(metas, files, timeline, visitor).run();
+}
+
+}  // namespace mstep
