@@ -52,7 +52,7 @@ class ReportVisitor final : public StreamVisitor {
     if (e.op == Op::ToolFlush) rep_.tool_s += d;
     else if (e.op != Op::Init && e.op != Op::Init_thread && e.op != Op::Finalize) rep_.mpi_s += d;
   }
-  void message(const StreamedMessage& m) override { meter_.message(m.message, m.send, m.post, m.done, m.done_call); }
+  void message(const StreamedMessage& m) override { meter_.message(m.message, m.send, m.post, m.done, m.done_call, m.single); }
   void call_complete(std::int32_t rank, std::uint32_t call) override { meter_.call_complete(rank, call); }
   void collective(std::span<const StreamedMember> members) override { meter_.collective(members); }
   void rank_end(std::int32_t rank, std::uint64_t records) override {

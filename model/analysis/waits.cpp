@@ -59,7 +59,7 @@ void WaitMeter::add(WaitKind kind, std::int32_t rank, const Event& call, double 
 }
 
 void WaitMeter::message(const Message& m, const Event& send, const Event& post, const Event& done,
-                        std::uint32_t done_call) {
+                        std::uint32_t done_call, bool single) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const bool predict = options_.loggps.has_value();
   const double ts = tl_.seconds(m.src, send.t_enter);
@@ -76,6 +76,10 @@ void WaitMeter::message(const Message& m, const Event& send, const Event& post, 
     const double enter = tl_.seconds(m.dst, done.t_enter);
     const double wait = clamp_wait(ts - enter, tl_.duration(m.dst, done.t_exit - done.t_enter));
     const double predicted = predict ? model_.receiver_wait(m.bytes, ts, enter) : nan;
+    if (single) {
+      add(WaitKind::LateSender, m.dst, done, wait, predicted);
+      return;
+    }
     auto [it, fresh] = open_calls_.try_emplace({m.dst, done_call});
     OpenCall& c = it->second;
     if (fresh) c.call = done;

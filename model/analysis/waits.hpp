@@ -44,7 +44,9 @@ class WaitMeter {
  public:
   WaitMeter(const Timeline& timeline, const WaitOptions& options);
   // `done`: the first record of the call that completed the receive, which begins at `done_call`.
-  void message(const Message& m, const Event& send, const Event& post, const Event& done, std::uint32_t done_call);
+  // `single`: the call completed no other receive (its wait is final now; no call_complete).
+  void message(const Message& m, const Event& send, const Event& post, const Event& done, std::uint32_t done_call,
+               bool single = false);
   // Every message of that call has been given: a call that completed several waited once, its
   // longest wait.
   void call_complete(std::int32_t rank, std::uint32_t call);

@@ -1,7 +1,6 @@
 #include "model/trace/stream_pass.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <limits>
 #include <map>
 #include <memory>
@@ -30,12 +29,45 @@ struct RecvItem {
   std::uint64_t bytes = 0;
   Event post_e, done_e, call_e;
   ChannelKey key{};
+  bool single = false;  // the only receive of its call
+};
+
+// A queue that allocates nothing while it stays empty (most channels hold one message at a time).
+template <class T>
+class Fifo {
+ public:
+  bool empty() const { return head_ == items_.size(); }
+  T& front() { return items_[head_]; }
+  void push_back(T t) { items_.push_back(std::move(t)); }
+  void pop_front() {
+    if (++head_ == items_.size()) items_.clear(), head_ = 0;
+  }
+  auto begin() const { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  auto end() const { return items_.end(); }
+
+ private:
+  std::vector<T> items_;
+  std::size_t head_ = 0;
 };
 
 struct Channel {
-  std::deque<SendItem> sends;
-  std::deque<RecvItem> recvs;
+  Fifo<SendItem> sends;
+  Fifo<RecvItem> recvs;
 };
+
+// A call that completes one receive at most: its waits are final with that receive.
+bool single_receive_call(Op op) {
+  switch (op) {
+    case Op::Recv:
+    case Op::Wait:
+    case Op::Waitany:
+    case Op::Test:
+    case Op::Testany:
+    case Op::Sendrecv:
+    case Op::Sendrecv_replace: return true;
+    default: return false;
+  }
+}
 
 struct Cursor {
   std::unique_ptr<RankEventReader> reader;
@@ -188,9 +220,11 @@ class Pass {
         else push_send(key, SendItem{c.index, e});
       } else if (recv) {
         RecvItem item{post, c.index, c.call_index, e.recv_bytes, post_e, e, c.call,
-                      ChannelKey{global_comm(comm_ids_, r, e.comm), e.peer, rank, e.tag}};
-        ++c.receiving_calls[c.call_index].receives;
+                      ChannelKey{global_comm(comm_ids_, r, e.comm), e.peer, rank, e.tag}, single_receive_call(c.call.op)};
+        if (!item.single) ++c.receiving_calls[c.call_index].receives;
         if (!traced(e.peer)) unmatched_recv(item);
+        else if (c.completed.empty() && (c.open_posts.empty() || post < c.open_posts.begin()->first))
+          push_recv(std::move(item));  // no receive posted before it is open: its turn is now
         else c.completed.emplace(post, std::move(item));
       }
     }
@@ -210,30 +244,39 @@ class Pass {
     }
   }
 
-  void push_send(const ChannelKey& key, SendItem s) {
+  // The channel of `key`, made if need be. Empty channels are kept for the next message (most
+  // carry many) and swept out when they have doubled in number since the last sweep, so that
+  // what is kept follows the channels in use, not every pair that ever talked.
+  std::unordered_map<ChannelKey, Channel, ChannelHash>::iterator channel(const ChannelKey& key) {
     auto it = channels_.find(key);
-    if (it != channels_.end() && !it->second.recvs.empty()) {
+    if (it != channels_.end()) return it;
+    if (channels_.size() >= sweep_at_) {
+      std::erase_if(channels_, [](const auto& kv) { return kv.second.sends.empty() && kv.second.recvs.empty(); });
+      sweep_at_ = std::max<std::size_t>(4096, 2 * channels_.size());
+    }
+    return channels_.try_emplace(key).first;
+  }
+
+  void push_send(const ChannelKey& key, SendItem s) {
+    auto it = channel(key);
+    if (!it->second.recvs.empty()) {
       matched(key, s, it->second.recvs.front());
       it->second.recvs.pop_front();
       note_in_flight(-1);
-      if (it->second.recvs.empty() && it->second.sends.empty()) channels_.erase(it);
       return;
     }
-    if (it == channels_.end()) it = channels_.try_emplace(key).first;
     it->second.sends.push_back(s);
     note_in_flight(+1);
   }
 
   void push_recv(RecvItem rv) {
-    auto it = channels_.find(rv.key);
-    if (it != channels_.end() && !it->second.sends.empty()) {
+    auto it = channel(rv.key);
+    if (!it->second.sends.empty()) {
       matched(rv.key, it->second.sends.front(), rv);
       it->second.sends.pop_front();
       note_in_flight(-1);
-      if (it->second.recvs.empty() && it->second.sends.empty()) channels_.erase(it);
       return;
     }
-    if (it == channels_.end()) it = channels_.try_emplace(rv.key).first;
     it->second.recvs.push_back(std::move(rv));
     note_in_flight(+1);
   }
@@ -250,9 +293,10 @@ class Pass {
     m.post = rv.post_e;
     m.done = rv.call_e;
     m.done_call = rv.done_call;
+    m.single = rv.single;
     ++out_.messages;
     v_.message(m);
-    resolved(key.dst, rv.done_call);
+    if (!rv.single) resolved(key.dst, rv.done_call);
   }
 
   void unmatched_send(const ChannelKey& key, const SendItem& s) {
@@ -287,7 +331,7 @@ class Pass {
   }
 
   void unmatched_recv(const RecvItem& rv) {
-    resolved(rv.key.dst, rv.done_call);
+    if (!rv.single) resolved(rv.key.dst, rv.done_call);
     out_.unmatched.push_back({rv.key.dst, rv.done,
                               fmt::format("rank {} event {}: {} from {} tag {} has no recorded send{}", rv.key.dst,
                                           rv.done, mpi_name(rv.done_e.op), rv.key.src, rv.key.tag,
@@ -361,6 +405,7 @@ class Pass {
   using HeapItem = std::pair<double, std::int32_t>;
   std::priority_queue<HeapItem, std::vector<HeapItem>, std::greater<>> heap_;
   std::unordered_map<ChannelKey, Channel, ChannelHash> channels_;
+  std::size_t sweep_at_ = 4096;
   std::map<std::pair<std::uint32_t, std::uint64_t>, Instance> instances_;
   std::size_t in_flight_ = 0;
   StreamPassResult out_;

@@ -28,6 +28,8 @@ struct StreamedMessage {
   Event post;                  // the record that posted the receive (Recv, Sendrecv or Irecv)
   Event done;                  // the first record of the call that completed it
   std::uint32_t done_call = 0; // that record's index
+  // The call completes no other receive (Recv, Wait, Sendrecv, ...): no call_complete follows.
+  bool single = false;
 };
 
 // One member's part in a collective instance.
@@ -48,7 +50,8 @@ class StreamVisitor {
   // members in rank order.
   virtual void collective(std::span<const StreamedMember> /*members*/) {}
   // Every message the call of `rank` that begins at record `call` completed has been handed to
-  // message() (or is known never to be matched): what a receiving call waited is final.
+  // message() (or is known never to be matched): what a receiving call waited is final. Not
+  // called for calls whose message was `single`.
   virtual void call_complete(std::int32_t /*rank*/, std::uint32_t /*call*/) {}
   // A rank's records are all read (`records` of them).
   virtual void rank_end(std::int32_t /*rank*/, std::uint64_t /*records*/) {}
