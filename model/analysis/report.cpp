@@ -150,6 +150,7 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   rep.models.push_back(std::move(*loggps_result));
   rep.models.push_back(std::move(*linear_result));
 
+  for (const auto& steps : aligned.steps) rep.step_count += steps.size();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const auto& steps = aligned.steps[r];
     for (std::size_t s = 0; s < steps.size(); ++s) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,13 @@ struct StepRow {
   std::vector<std::int32_t> partners;  // Gamma(s, rank), world ranks
 };
 
+// The order of the step table's "misses most": the larger |miss_s| first, ties by rank and step.
+inline bool misses_more(const StepRow& a, const StepRow& b) {
+  const double x = std::abs(a.miss_s), y = std::abs(b.miss_s);
+  if (x != y) return x > y;
+  return a.rank != b.rank ? a.rank < b.rank : a.step < b.step;
+}
+
 struct FunctionTime {
   std::uint64_t calls = 0;
   double seconds = 0;
@@ -64,7 +72,8 @@ struct Report {
   std::vector<std::string> problems;   // the trace's, and unmatched messages
   std::vector<std::string> notes;      // e.g. how to get parameters
   std::vector<std::string> collective_algorithms;  // how the LogGPS replay decomposed collectives
-  bool streamed = false;               // build_report_streamed: no steps, MPM or BSPWB
+  bool streamed = false;               // build_report_streamed: `steps` holds the steps that miss most
+  std::uint64_t step_count = 0;        // M-steps over all ranks
 };
 
 // Builds the report of a loaded trace. `params` may be null: then only what needs no parameters
@@ -73,9 +82,9 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params);
 
 // The report of a trace loaded with load_trace_dir(..., metadata_only = true), its records read
 // from the rank files in one streaming pass and by the replays a frame at a time: memory holds
-// what is in flight, not the trace. The same figures as build_report, but for the M-steps: the
-// step table, MPM and BSPWB are not computed (a note says so).
-Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params);
+// what is in flight, not the trace. The same figures as build_report, but `steps` holds only the
+// `keep_steps` steps whose MPM prediction misses by the most time (without MPM: the first ones).
+Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params, std::size_t keep_steps = 1000);
 // Whether build_report_streamed can take this trace: not with MPI calls from several threads
 // (their records must be put in order of entry, whole) nor intercommunicators (whose local groups
 // come from creator records anywhere in the trace).

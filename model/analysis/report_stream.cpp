@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "model/analysis/report.hpp"
+#include "model/analysis/steps_stream.hpp"
 #include "model/replay/replay.hpp"
 #include "model/trace/stream_pass.hpp"
 #include "model/trace/timeline.hpp"
@@ -35,10 +36,11 @@ ModelResult missing(std::string name, std::string note) {
 // What the report takes from each record, message and collective as the pass hands them.
 class ReportVisitor final : public StreamVisitor {
  public:
-  ReportVisitor(Report& rep, const Timeline& tl, const WaitOptions& options, std::size_t ranks)
-      : rep_(rep), tl_(tl), meter_(tl, options), end_(ranks), last_(ranks) {}
+  ReportVisitor(Report& rep, const Timeline& tl, const WaitOptions& options, std::size_t ranks, StepStream& steps)
+      : rep_(rep), tl_(tl), meter_(tl, options), steps_(steps), end_(ranks), last_(ranks) {}
 
-  void record(std::int32_t rank, std::uint32_t, const Event& e) override {
+  void record(std::int32_t rank, std::uint32_t index, const Event& e) override {
+    steps_.record(rank, index, e);
     FunctionTime& f = rep_.mpi[static_cast<std::size_t>(e.op)];
     f.bytes += e.send_bytes + e.recv_bytes;
     const auto r = static_cast<std::size_t>(rank);
@@ -52,10 +54,18 @@ class ReportVisitor final : public StreamVisitor {
     if (e.op == Op::ToolFlush) rep_.tool_s += d;
     else if (e.op != Op::Init && e.op != Op::Init_thread && e.op != Op::Finalize) rep_.mpi_s += d;
   }
-  void message(const StreamedMessage& m) override { meter_.message(m.message, m.send, m.post, m.done, m.done_call, m.single); }
+  void message(const StreamedMessage& m) override {
+    meter_.message(m.message, m.send, m.post, m.done, m.done_call, m.single);
+    steps_.message(m);
+  }
+  void unmatched(std::int32_t rank, std::uint32_t index) override { steps_.unmatched(rank, index); }
   void call_complete(std::int32_t rank, std::uint32_t call) override { meter_.call_complete(rank, call); }
-  void collective(std::span<const StreamedMember> members) override { meter_.collective(members); }
+  void collective(std::span<const StreamedMember> members) override {
+    meter_.collective(members);
+    steps_.collective(members);
+  }
   void rank_end(std::int32_t rank, std::uint64_t records) override {
+    steps_.rank_end(rank, records);
     const auto r = static_cast<std::size_t>(rank);
     if (records == 0) return;
     // The run ends where MPI_Finalize begins (or with the last record of an unfinished trace).
@@ -71,6 +81,7 @@ class ReportVisitor final : public StreamVisitor {
   Report& rep_;
   const Timeline& tl_;
   WaitMeter meter_;
+  StepStream& steps_;
   std::vector<std::optional<std::uint64_t>> end_;
   std::vector<std::optional<Event>> last_;
 };
@@ -87,7 +98,7 @@ bool can_stream(const TraceDir& trace) {
   return true;
 }
 
-Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params) {
+Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params, std::size_t keep_steps) {
   Report rep;
   rep.streamed = true;
   rep.trace = trace.path;
@@ -106,13 +117,38 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
         "rank {}: no clock samples in its trace; placed on the common timeline by its MPI_Init exit "
         "(its times relative to other ranks are approximate)", r));
 
+  // The replays first, each reading the rank files a frame at a time: the LogGPS replay's machine
+  // terms (cold start, fresh buffers) are charged to the step models too, as build_report does.
+  const Matching none;
+  const ReplayInput input{ranks, none, timeline, kReplayWindow, files};
+  const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
+  std::optional<ModelResult> loggp_result, loggps_result, linear_result;
+  std::vector<MachineCharge> charges;
+  std::vector<double> loggp_s, loggps_s, linear_s;
+  if (params && params->loggps) {
+    const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps), cold);
+    ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
+    loggp_s = {loggp.predicted_s};
+    loggps_s = {loggps.predicted_s};
+    rep.loggps_rank_s = loggps.finish_s;
+    rep.collective_algorithms = loggps.collective_algorithms;
+    for (const auto& n : loggps.notes) rep.notes.push_back("LogGPS replay: " + n);
+    charges = std::move(loggps.machine_charges);
+    if (!charges.empty()) rep.notes.push_back("MPM, BSPWB and linear: charged the same cold-start and fresh-buffer terms");
+  }
+  if (params && params->linear) linear_s = {replay_linear(input, params->linear->model, cold).predicted_s};
+
   WaitOptions options;
   if (params && params->loggps) {
     options.loggps = params->loggps;
     options.rendezvous_bytes = params->loggps->S;
   }
-  ReportVisitor visitor(rep, timeline, options, ranks.size());
+  std::optional<BspParams> bsp;
+  if (params && params->mpm) bsp = params->mpm->bsp();
+  StepStream steps(ranks, timeline, bsp ? &*bsp : nullptr, charges, keep_steps);
+  ReportVisitor visitor(rep, timeline, options, ranks.size(), steps);
   const StreamPassResult pass = stream_pass(ranks, files, timeline, visitor);
+  StreamedSteps stepped = steps.finish();
   rep.messages = pass.messages;
   for (std::size_t i = 0; i < pass.unmatched.size() && i < kMaxUnmatchedShown; ++i)
     rep.problems.push_back(pass.unmatched[i].what);
@@ -147,37 +183,32 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
                                          files[r], last->tag));
   }
 
-  // The replays, each reading the rank files again a frame at a time.
-  const Matching none;
-  const ReplayInput input{ranks, none, timeline, kReplayWindow, files};
-  const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
-  const std::string no_steps = fmt::format(
-      "not computed for a trace this large ({} records, streamed): the M-step alignment it needs is held in "
-      "memory; `mstep report --stream no` computes it where memory allows", trace_records(trace));
-  rep.models.push_back(missing("MPM", params && params->mpm ? no_steps : "needs mpm.g and mpm.L"));
-  rep.models.push_back(missing("BSPWB", params && params->mpm ? no_steps : "needs mpm.g and mpm.L"));
+  if (bsp) {
+    if (stepped.mpm_psi) rep.models.push_back(result("MPM", rep.actual_s, *stepped.mpm_psi));
+    else rep.models.push_back(missing("MPM", fmt::format("the steps could not be ordered: {}", stepped.mpm_problem)));
+    rep.models.push_back(result("BSPWB", rep.actual_s, stepped.bspwb_total.value_or(0.0)));
+  } else {
+    rep.models.push_back(missing("MPM", "needs mpm.g and mpm.L"));
+    rep.models.push_back(missing("BSPWB", "needs mpm.g and mpm.L"));
+  }
   if (params && params->loggps) {
-    const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps), cold);
-    const ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
-    rep.models.push_back(result("LogGP", rep.actual_s, loggp.predicted_s));
-    rep.models.push_back(result("LogGPS", rep.actual_s, loggps.predicted_s));
-    rep.loggps_rank_s = loggps.finish_s;
-    rep.collective_algorithms = loggps.collective_algorithms;
-    for (const auto& n : loggps.notes) rep.notes.push_back("LogGPS replay: " + n);
+    rep.models.push_back(result("LogGP", rep.actual_s, loggp_s.front()));
+    rep.models.push_back(result("LogGPS", rep.actual_s, loggps_s.front()));
   } else {
     rep.models.push_back(missing("LogGP", "needs the LogGPS parameters (L, o, g, G, s, S)"));
     rep.models.push_back(missing("LogGPS", "needs the LogGPS parameters (L, o, g, G, s, S)"));
   }
-  if (params && params->linear)
-    rep.models.push_back(result("linear", rep.actual_s, replay_linear(input, params->linear->model, cold).predicted_s));
-  else
-    rep.models.push_back(missing("linear", "needs the linear parameters (T0, B)"));
+  if (!linear_s.empty()) rep.models.push_back(result("linear", rep.actual_s, linear_s.front()));
+  else rep.models.push_back(missing("linear", "needs the linear parameters (T0, B)"));
+  rep.step_count = stepped.steps;
+  rep.steps = std::move(stepped.rows);
 
   rep.waits = visitor.meter().sites();
   rep.notes.push_back(fmt::format(
-      "streamed: {} records read a frame at a time, with at most {} send{} and receive{} waiting for their match; "
-      "M-steps, MPM and BSPWB are not computed in this mode", pass.records, pass.peak_in_flight,
-      pass.peak_in_flight == 1 ? "" : "s", pass.peak_in_flight == 1 ? "" : "s"));
+      "streamed: {} records read a frame at a time, with at most {} send{} and receive{} waiting for their match "
+      "and {} M-steps held; the step table lists the {} of {} steps whose MPM prediction misses by the most time",
+      pass.records, pass.peak_in_flight, pass.peak_in_flight == 1 ? "" : "s", pass.peak_in_flight == 1 ? "" : "s",
+      stepped.peak_steps_held, rep.steps.size(), rep.step_count));
   if (!(params && params->loggps))
     rep.notes.push_back(fmt::format(
         "late-receiver waits assume rendezvous from {} bytes (MPICH ch4 shared memory); calibrate to measure S",

@@ -300,6 +300,7 @@ class Pass {
   }
 
   void unmatched_send(const ChannelKey& key, const SendItem& s) {
+    v_.unmatched(key.src, s.index);
     out_.unmatched.push_back({key.src, s.index,
                               fmt::format("rank {} event {}: {} to {} tag {} of {} bytes was never received{}", key.src,
                                           s.index, mpi_name(s.e.op), key.dst, key.tag, s.e.send_bytes,
@@ -331,6 +332,7 @@ class Pass {
   }
 
   void unmatched_recv(const RecvItem& rv) {
+    v_.unmatched(rv.key.dst, rv.done);
     if (!rv.single) resolved(rv.key.dst, rv.done_call);
     out_.unmatched.push_back({rv.key.dst, rv.done,
                               fmt::format("rank {} event {}: {} from {} tag {} has no recorded send{}", rv.key.dst,

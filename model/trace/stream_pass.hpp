@@ -46,6 +46,8 @@ class StreamVisitor {
   virtual void record(std::int32_t /*rank*/, std::uint32_t /*index*/, const Event& /*e*/) {}
   // Each matched message once both its send and its receive have been read.
   virtual void message(const StreamedMessage& /*m*/) {}
+  // A send or receive record that no message will name (never matched, or its partner has no trace).
+  virtual void unmatched(std::int32_t /*rank*/, std::uint32_t /*index*/) {}
   // Each collective instance once all its members have made their call (or ended without it),
   // members in rank order.
   virtual void collective(std::span<const StreamedMember> /*members*/) {}

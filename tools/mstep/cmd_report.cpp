@@ -174,11 +174,9 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
   std::vector<const model::StepRow*> worst;
   for (const auto& s : rep.steps)
     if (std::isfinite(s.miss_s)) worst.push_back(&s);
-  std::sort(worst.begin(), worst.end(), [](auto* a, auto* b) { return std::abs(a->miss_s) > std::abs(b->miss_s); });
-  if (rep.streamed) fmt::print("\nM-steps: not computed (streamed report)\n");
-  else fmt::print("\nM-steps: {} over all ranks", rep.steps.size());
-  if (rep.streamed) {
-  } else if (worst.empty()) {
+  std::sort(worst.begin(), worst.end(), [](auto* a, auto* b) { return model::misses_more(*a, *b); });
+  fmt::print("\nM-steps: {} over all ranks", rep.step_count);
+  if (worst.empty()) {
     fmt::print(" (MPM needs parameters)\n");
   } else {
     fmt::print("; the {} whose MPM prediction misses by the most time (per step; 'end' columns cumulative)\n"
@@ -217,8 +215,9 @@ void add_report(CLI::App& app) {
                   "~/.config/mstep/params.json)");
   cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_option("--stream", o->stream,
-                  fmt::format("Read the records a frame at a time, holding only what is in flight (no M-steps, MPM "
-                              "or BSPWB then): yes, no, or auto (above {} records)", model::kStreamAboveRecords))
+                  fmt::format("Read the records a frame at a time, holding only what is in flight (the JSON and CSV "
+                              "step table then lists the 1000 steps that miss most): yes, no, or auto (above {} "
+                              "records)", model::kStreamAboveRecords))
       ->check(CLI::IsMember({"auto", "yes", "no"}));
   cmd->add_option("--top", o->top, "Rows of hotspots and steps in the text report")->check(CLI::Range(1, 100000));
   cmd->callback([o] {

@@ -1,0 +1,546 @@
+#include "model/analysis/steps_stream.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "format/step_tracker.hpp"
+#include "model/trace/matching.hpp"
+
+namespace mstep::model {
+namespace {
+
+// A partner as the receiving step holds it until predicted: the sender's step and the ticks of
+// its computation before the message left (clamped to the step's when used, as align_steps does).
+struct PendingPartner {
+  std::uint32_t rank = 0, step = 0;
+  std::uint64_t before = 0;
+};
+
+struct Entry {
+  bool closed = false, evaluated = false;
+  std::uint64_t compute = 0, mpi = 0, bytes_in = 0, bytes_out = 0;
+  std::uint64_t begin_compute = 0;  // the rank's computation before this step
+  double end_s = 0;                 // actual end, after zero
+  double extra = 0;                 // machine terms
+  double phi = 0;
+  std::vector<PendingPartner> incoming;
+  std::vector<std::uint32_t> groups;
+  std::vector<std::int32_t> gamma;  // the tracker's partner list (for the step table)
+  std::uint32_t open_receives = 0;  // receives and collectives whose partners are not known yet
+  std::uint32_t open_sends = 0;     // messages and collectives that may still name this step
+  std::uint32_t refs = 0;           // steps and groups not yet predicted that named this step
+};
+
+struct Group {
+  std::vector<PendingPartner> members;
+  std::uint32_t refs = 0;  // member steps not yet predicted
+  bool evaluated = false;
+  double ready = 0, H = 0, comm = 0;
+};
+
+struct RankStepState {
+  bool present = false;
+  std::optional<StepTracker> tracker;
+  std::vector<const CommDef*> def_of;
+  std::deque<Entry> entries;  // steps base.. (held ones)
+  std::uint32_t base = 0;
+  std::uint32_t closed = 0, evaluated = 0;
+  std::uint64_t closed_compute = 0;  // sum of the closed steps' computation
+  std::uint64_t total_compute = 0, last_exit = 0;
+  bool started = false;
+  std::uint64_t last_t_exit = 0;
+  // Records still to be named by a message or collective: index -> (step, ticks before, receive?).
+  struct Pending {
+    std::uint32_t step = 0;
+    std::uint64_t before = 0;
+    bool receive = false;
+  };
+  std::unordered_map<std::uint32_t, Pending> pending;
+  std::vector<std::int32_t> waiters;  // ranks waiting for this one's progress
+  bool queued = false;
+  // Machine charges of this rank, by record.
+  std::vector<MachineCharge> charges;
+  std::size_t next_charge = 0;
+};
+
+struct BspAcc {
+  double max_w = 0;
+  double max_comm = std::numeric_limits<double>::lowest();
+  double max_extra = 0;
+  bool any_traffic = false;
+  std::uint32_t ranks = 0;
+};
+
+}  // namespace
+
+class StepStream::Impl {
+ public:
+  Impl(std::span<const RankTrace* const> metas, const Timeline& tl, const BspParams* params,
+       std::span<const MachineCharge> charges, std::size_t keep_rows)
+      : tl_(tl), params_(params ? std::optional<BspParams>(*params) : std::nullopt), keep_(keep_rows), ranks_(metas.size()) {
+    const auto P = metas.size();
+    double zero = std::numeric_limits<double>::infinity();
+    for (std::size_t r = 0; r < P; ++r) {
+      if (!metas[r] || metas[r]->events.empty()) continue;
+      zero = std::min(zero, tl.seconds(static_cast<int>(r), metas[r]->events.front().t_exit));
+      RankStepState& rs = ranks_[r];
+      rs.present = true;
+      ++present_;
+      for (const CommDef& d : metas[r]->comms) {
+        if (d.id >= rs.def_of.size()) rs.def_of.resize(d.id + 1u, nullptr);
+        rs.def_of[d.id] = &d;
+      }
+      rs.tracker.emplace(static_cast<std::int32_t>(r), static_cast<std::int32_t>(P), metas[r]->events.front().t_enter);
+    }
+    zero_ = std::isfinite(zero) ? zero : 0.0;
+    for (const MachineCharge& c : charges)
+      if (c.rank >= 0 && static_cast<std::size_t>(c.rank) < P) ranks_[static_cast<std::size_t>(c.rank)].charges.push_back(c);
+    for (RankStepState& rs : ranks_)
+      std::stable_sort(rs.charges.begin(), rs.charges.end(),
+                       [](const MachineCharge& a, const MachineCharge& b) { return a.event < b.event; });
+  }
+
+  void record(std::int32_t rank, std::uint32_t index, const Event& e) {
+    const auto r = static_cast<std::size_t>(rank);
+    RankStepState& rs = ranks_[r];
+    if (!rs.present) return;
+    if (!rs.started) rs.started = true, rs.last_exit = e.t_enter;
+    rs.last_t_exit = e.t_exit;
+    // The rank's computation so far, as StepTracker counts it (compute_before in step_alignment).
+    if (!e.continuation()) {
+      if (e.t_enter > rs.last_exit) rs.total_compute += e.t_enter - rs.last_exit;
+      rs.last_exit = std::max(rs.last_exit, e.t_exit);
+    }
+    const CommDef* def = e.comm < rs.def_of.size() ? rs.def_of[e.comm] : nullptr;
+    rs.tracker->feed(e, def ? std::span<const std::int32_t>(def->world_ranks) : std::span<const std::int32_t>{});
+    const bool coll = is_collective_call(e);
+    const std::uint32_t step = rs.tracker->current_index() - (coll ? 1 : 0) - 1;
+    take_closed(r);
+    if (step < rs.base) return;  // cannot happen in one thread's order
+    entry(r, step);
+    // Machine terms of this record go to its step.
+    while (rs.next_charge < rs.charges.size() && rs.charges[rs.next_charge].event < index) ++rs.next_charge;
+    while (rs.next_charge < rs.charges.size() && rs.charges[rs.next_charge].event == index)
+      entry(r, step).extra += rs.charges[rs.next_charge++].seconds;
+    const std::uint64_t begin = step < rs.closed ? entry(r, step).begin_compute : rs.closed_compute;
+    const std::uint64_t before = rs.total_compute - std::min(rs.total_compute, begin);
+    const auto world = static_cast<std::int32_t>(ranks_.size());
+    if (coll) {
+      Entry& en = entry(r, step);
+      ++en.open_receives;
+      ++en.open_sends;
+      rs.pending[index] = {step, before, true};
+    } else if (e.peer >= 0 && e.peer < world) {
+      if (is_p2p_send(e)) {
+        ++entry(r, step).open_sends;
+        rs.pending[index] = {step, before, false};
+      } else if (is_p2p_recv(e)) {
+        ++entry(r, step).open_receives;
+        rs.pending[index] = {step, before, true};
+      }
+    }
+    drain();  // after the counts: a collective's step closed above must wait for its instance
+  }
+
+  void message(const StreamedMessage& m) {
+    const Message& msg = m.message;
+    auto& src = ranks_[static_cast<std::size_t>(msg.src)];
+    auto& dst = ranks_[static_cast<std::size_t>(msg.dst)];
+    const auto s_it = src.pending.find(msg.send_event);
+    const auto r_it = dst.pending.find(msg.recv_event);
+    if (s_it == src.pending.end() || r_it == dst.pending.end()) return;  // out of range, as align_steps
+    const std::uint32_t ss = s_it->second.step;
+    const std::uint64_t before = s_it->second.before;
+    const std::uint32_t rs = r_it->second.step;
+    src.pending.erase(s_it);
+    dst.pending.erase(r_it);
+    Entry& receiver = entry(static_cast<std::size_t>(msg.dst), rs);
+    if (msg.src != msg.dst) {
+      receiver.incoming.push_back({static_cast<std::uint32_t>(msg.src), ss, before});
+      ++entry(static_cast<std::size_t>(msg.src), ss).refs;
+    }
+    --entry(static_cast<std::size_t>(msg.src), ss).open_sends;
+    --receiver.open_receives;
+    queue(static_cast<std::size_t>(msg.dst));
+    prune(static_cast<std::size_t>(msg.src));
+    drain();
+  }
+
+  void unmatched(std::int32_t rank, std::uint32_t index) {
+    auto& rs = ranks_[static_cast<std::size_t>(rank)];
+    const auto it = rs.pending.find(index);
+    if (it == rs.pending.end()) return;
+    Entry& en = entry(static_cast<std::size_t>(rank), it->second.step);
+    if (it->second.receive) --en.open_receives;
+    else --en.open_sends;
+    rs.pending.erase(it);
+    queue(static_cast<std::size_t>(rank));
+    prune(static_cast<std::size_t>(rank));
+    drain();
+  }
+
+  void collective(std::span<const StreamedMember> members) {
+    struct Member {
+      std::uint32_t rank, step;
+      std::uint64_t before;
+      bool root;
+      Role role;
+    };
+    std::vector<Member> ms;
+    for (const auto& c : members) {
+      auto& rs = ranks_[static_cast<std::size_t>(c.rank)];
+      const auto it = rs.pending.find(c.event);
+      if (it == rs.pending.end()) continue;
+      ms.push_back({static_cast<std::uint32_t>(c.rank), it->second.step, it->second.before, (c.call.flags & kRoot) != 0,
+                    op_role(c.call.op)});
+      rs.pending.erase(it);
+    }
+    // Everybody hears everybody (Barrier, All*): one partner group, not n^2 partners.
+    const bool all = !members.empty() && op_role(members.front().call.op) == Role::CollAll;
+    if (all && ms.size() >= 2) {
+      const auto id = next_group_++;
+      Group& g = groups_[id];
+      for (const Member& m : ms) {
+        g.members.push_back({m.rank, m.step, m.before});
+        Entry& en = entry(m.rank, m.step);
+        ++en.refs;  // the group's hold on its member
+        if (en.groups.empty() || en.groups.back() != id) {
+          en.groups.push_back(id);
+          ++g.refs;
+        }
+      }
+    } else if (!all) {
+      for (const Member& to : ms)
+        for (const Member& from : ms) {
+          // Who hears from whom: the root's data in CollRootOut; the root hears everybody in CollRootIn.
+          const bool hears = to.role == Role::CollAll || (to.role == Role::CollRootOut && from.root && !to.root) ||
+                             (to.role == Role::CollRootIn && to.root);
+          if (hears && from.rank != to.rank) {
+            entry(to.rank, to.step).incoming.push_back({from.rank, from.step, from.before});
+            ++entry(from.rank, from.step).refs;
+          }
+        }
+    }
+    for (const Member& m : ms) {
+      Entry& en = entry(m.rank, m.step);
+      --en.open_receives;
+      --en.open_sends;
+      queue(m.rank);
+    }
+    for (const Member& m : ms) prune(m.rank);
+    drain();
+  }
+
+  void rank_end(std::int32_t rank, std::uint64_t records) {
+    const auto r = static_cast<std::size_t>(rank);
+    RankStepState& rs = ranks_[r];
+    if (!rs.present || records == 0) return;
+    rs.tracker->finish(rs.last_t_exit);
+    take_closed(r);
+    rs.tracker.reset();
+    ended_steps_.insert(std::upper_bound(ended_steps_.begin(), ended_steps_.end(), rs.closed), rs.closed);
+    drain();
+    bsp_flush(false);
+  }
+
+  StreamedSteps finish() {
+    for (std::size_t r = 0; r < ranks_.size(); ++r) queue(r);
+    drain();
+    StreamedSteps out;
+    out.steps = steps_;
+    out.peak_steps_held = peak_held_;
+    if (params_) {
+      bsp_flush(true);
+      out.bspwb_total = bsp_T_;
+      std::uint64_t unevaluated = 0;
+      double psi = 0;
+      for (std::size_t r = 0; r < ranks_.size(); ++r) {
+        unevaluated += ranks_[r].closed - ranks_[r].evaluated;
+        if (ranks_[r].closed > 0 && ranks_[r].evaluated == ranks_[r].closed) psi = std::max(psi, last_phi_[r]);
+      }
+      if (unevaluated == 0) out.mpm_psi = psi;
+      else out.mpm_problem = fmt::format("{} steps depend on each other in a cycle or on steps that never ended", unevaluated);
+    }
+    std::sort(rows_.begin(), rows_.end(), [](const StepRow& a, const StepRow& b) {
+      return a.rank != b.rank ? a.rank < b.rank : a.step < b.step;
+    });
+    out.rows = std::move(rows_);
+    return out;
+  }
+
+ private:
+  Entry& entry(std::size_t r, std::uint32_t step) {
+    RankStepState& rs = ranks_[r];
+    while (rs.base + rs.entries.size() <= step) {
+      rs.entries.emplace_back();
+      ++held_;
+      peak_held_ = std::max(peak_held_, held_);
+    }
+    return rs.entries[step - rs.base];
+  }
+
+  void take_closed(std::size_t r) {
+    RankStepState& rs = ranks_[r];
+    for (const mstep::StepRecord& s : rs.tracker->closed()) {
+      Entry& en = entry(r, rs.closed);
+      en.closed = true;
+      en.compute = s.compute;
+      en.mpi = s.mpi;
+      en.bytes_in = s.bytes_in;
+      en.bytes_out = s.bytes_out;
+      en.begin_compute = rs.closed_compute;
+      en.end_s = tl_.seconds(static_cast<int>(r), s.end) - zero_;
+      en.gamma = s.partners;
+      rs.closed_compute += s.compute;
+      ++rs.closed;
+      ++steps_;
+      queue(r);
+      for (const std::int32_t w : rs.waiters) queue(static_cast<std::size_t>(w));
+      rs.waiters.clear();
+    }
+    rs.tracker->clear_closed();
+  }
+
+  void queue(std::size_t r) {
+    if (ranks_[r].queued || !ranks_[r].present) return;
+    ranks_[r].queued = true;
+    work_.push_back(r);
+  }
+
+  void drain() {
+    if (draining_) return;
+    draining_ = true;
+    while (!work_.empty()) {
+      const std::size_t r = work_.back();
+      work_.pop_back();
+      ranks_[r].queued = false;
+      advance(r);
+    }
+    draining_ = false;
+  }
+
+  double w_of(std::size_t r, const Entry& e) const { return tl_.duration(static_cast<int>(r), e.compute); }
+  double h_of(const Entry& e) const {
+    StepRecord s;
+    s.in_bytes = e.bytes_in;
+    s.out_bytes = e.bytes_out;
+    return h_relation(s, params_ ? params_->combine : HCombine::Sum);
+  }
+  // Phi(t-1, j): when rank j could start its step t.
+  double start_of(std::size_t j, std::uint32_t t) { return t == 0 ? 0.0 : entry(j, t - 1).phi; }
+  // Is (j,t) closed with Phi(t-1, j) known? If not, `waiter` waits for j.
+  bool ready(std::uint32_t j, std::uint32_t t, std::size_t waiter) {
+    RankStepState& rs = ranks_[j];
+    if (t < rs.closed && rs.evaluated >= t) return true;
+    rs.waiters.push_back(static_cast<std::int32_t>(waiter));
+    return false;
+  }
+  // The partner's departure: Phi(t-1,j) + its send point, and its h and communication term.
+  void partner_terms(const PendingPartner& p, double& ready_at, double& H, double& comm) {
+    Entry& sender = entry(p.rank, p.step);
+    const double w = w_of(p.rank, sender);
+    const double ws = std::min(tl_.duration(static_cast<int>(p.rank), std::min(p.before, sender.compute)), w);
+    ready_at = std::max(ready_at, start_of(p.rank, p.step) + ws);
+    const double h = h_of(sender);
+    H = std::max(H, h);
+    comm = std::max(comm, params_->g * h + sender.extra);
+  }
+
+  // Predicts rank r's next steps as far as they are ready.
+  void advance(std::size_t r) {
+    RankStepState& rs = ranks_[r];
+    while (rs.evaluated < rs.closed) {
+      const std::uint32_t s = rs.evaluated;
+      Entry& own = entry(r, s);
+      if (own.open_receives > 0) return;  // queued again when they are known
+      if (params_) {
+        for (const PendingPartner& p : own.incoming)
+          if (!ready(p.rank, p.step, r)) return;
+        for (const std::uint32_t g : own.groups) {
+          Group& grp = groups_.at(g);
+          if (grp.evaluated) continue;
+          for (const PendingPartner& p : grp.members)
+            if (!ready(p.rank, p.step, r)) return;
+        }
+        evaluate(r, s);
+      }
+      row(r, s);
+      bsp(r, s);
+      rs.evaluated = s + 1;
+      release(r, s);
+      for (const std::int32_t w : rs.waiters) queue(static_cast<std::size_t>(w));
+      rs.waiters.clear();
+      prune(r);
+    }
+  }
+
+  void evaluate(std::size_t r, std::uint32_t s) {
+    Entry& own = entry(r, s);
+    double ready_at = start_of(r, s) + w_of(r, own);
+    double H = h_of(own);
+    double comm = params_->g * H + own.extra;
+    for (const PendingPartner& p : own.incoming) partner_terms(p, ready_at, H, comm);
+    for (const std::uint32_t id : own.groups) {
+      Group& g = groups_.at(id);
+      if (!g.evaluated) {
+        // mpm()'s evaluate_group: from 0, over every member (its own step included).
+        double gr = 0, gH = 0, gc = 0;
+        for (const PendingPartner& p : g.members) partner_terms(p, gr, gH, gc);
+        g.ready = gr, g.H = gH, g.comm = gc;
+        g.evaluated = true;
+        for (const PendingPartner& p : g.members) --entry(p.rank, p.step).refs;
+      }
+      ready_at = std::max(ready_at, g.ready);
+      H = std::max(H, g.H);
+      comm = std::max(comm, g.comm);
+    }
+    const double latency = (H > 0 || params_->latency_on_empty_steps) ? params_->L : 0.0;
+    own.phi = ready_at + comm + latency;
+    last_phi_[r] = own.phi;
+  }
+
+  // The step no longer needs its partners.
+  void release(std::size_t r, std::uint32_t s) {
+    Entry& own = entry(r, s);
+    for (const PendingPartner& p : own.incoming) {
+      --entry(p.rank, p.step).refs;
+      if (p.rank != r) queue_prune_.push_back(p.rank);
+    }
+    for (const std::uint32_t id : own.groups) {
+      auto it = groups_.find(id);
+      if (--it->second.refs == 0) {
+        if (!it->second.evaluated)  // (no parameters) the group's hold on its members ends too
+          for (const PendingPartner& p : it->second.members) --entry(p.rank, p.step).refs;
+        for (const PendingPartner& p : it->second.members) queue_prune_.push_back(p.rank);
+        groups_.erase(it);
+      }
+    }
+    own.incoming = {};
+    own.groups = {};
+    for (const std::uint32_t j : queue_prune_) prune(j);
+    queue_prune_.clear();
+  }
+
+  void row(std::size_t r, std::uint32_t s) {
+    if (keep_ == 0) return;
+    Entry& own = entry(r, s);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    StepRow row;
+    row.rank = static_cast<std::int32_t>(r);
+    row.step = s + 1;
+    row.actual_end_s = own.end_s;
+    const bool mpm = params_.has_value();
+    row.mpm_end_s = mpm ? own.phi : nan;
+    row.error_pct = mpm && row.actual_end_s > 0 ? error_pct(row.actual_end_s, row.mpm_end_s) : nan;
+    row.actual_s = row.actual_end_s - (s > 0 ? entry(r, s - 1).end_s : 0.0);
+    row.mpm_s = row.mpm_end_s - (s > 0 && mpm ? entry(r, s - 1).phi : 0.0);
+    row.miss_s = row.mpm_s - row.actual_s;
+    row.step_error_pct = mpm && row.actual_s > 0 ? error_pct(row.actual_s, row.mpm_s) : nan;
+    row.compute_s = tl_.duration(static_cast<int>(r), own.compute);
+    row.mpi_s = tl_.duration(static_cast<int>(r), own.mpi);
+    row.bytes_in = own.bytes_in;
+    row.bytes_out = own.bytes_out;
+    row.partners = own.gamma;
+    // Keep the `keep_` largest misses (a heap on the smallest kept; NaN misses: the first ones).
+    // A heap whose front is the kept row that misses least.
+    const auto smaller = [](const StepRow& a, const StepRow& b) { return misses_more(a, b); };
+    if (!mpm) {
+      if (rows_.size() < keep_) rows_.push_back(std::move(row));
+    } else if (rows_.size() < keep_) {
+      rows_.push_back(std::move(row));
+      std::push_heap(rows_.begin(), rows_.end(), smaller);
+    } else if (misses_more(row, rows_.front())) {
+      std::pop_heap(rows_.begin(), rows_.end(), smaller);
+      rows_.back() = std::move(row);
+      std::push_heap(rows_.begin(), rows_.end(), smaller);
+    }
+    own.gamma = {};
+  }
+
+  void bsp(std::size_t r, std::uint32_t s) {
+    if (!params_) return;
+    const Entry& own = entry(r, s);
+    while (bsp_base_ + bsp_.size() <= s) bsp_.emplace_back();
+    BspAcc& a = bsp_[s - bsp_base_];
+    const double h = h_of(own);
+    a.max_w = std::max(a.max_w, w_of(r, own));
+    a.max_comm = std::max(a.max_comm, params_->g * h + params_->L + own.extra);
+    a.max_extra = std::max(a.max_extra, own.extra);
+    a.any_traffic = a.any_traffic || h > 0;
+    ++a.ranks;
+    if (s == bsp_base_) bsp_flush(false);
+  }
+
+  // BSPWB's T(s) = T(s-1) + max_i w(s,i) + max_i (g*h(s,i) + L + extra(s,i)), summed in step
+  // order as soon as every rank has either given step s or ended without one (a ghost step: w = 0,
+  // h = 0, so it still contributes L). `all`: the pass is over, sum the rest.
+  void bsp_flush(bool all) {
+    if (!params_) return;
+    while (!bsp_.empty()) {
+      const BspAcc& a = bsp_.front();
+      const auto ended_without = static_cast<std::size_t>(
+          std::upper_bound(ended_steps_.begin(), ended_steps_.end(), bsp_base_) - ended_steps_.begin());
+      if (!all && a.ranks + ended_without < present_) return;
+      double max_comm = a.max_comm;
+      if (a.ranks < ranks_.size()) max_comm = std::max(max_comm, params_->L);
+      if (!a.any_traffic && !params_->latency_on_empty_steps) max_comm = a.max_extra;
+      bsp_T_ += a.max_w + max_comm;
+      bsp_.pop_front();
+      ++bsp_base_;
+    }
+  }
+
+  // Drops the rank's oldest steps that nothing can name any more.
+  void prune(std::size_t r) {
+    RankStepState& rs = ranks_[r];
+    while (rs.entries.size() >= 2) {
+      const Entry& a = rs.entries[0];
+      const Entry& b = rs.entries[1];
+      const bool a_done = rs.base < rs.evaluated && a.refs == 0 && a.open_sends == 0 && a.open_receives == 0;
+      const bool b_done = rs.base + 1 < rs.evaluated && b.refs == 0 && b.open_sends == 0 && b.open_receives == 0;
+      if (!a_done || !b_done) return;
+      rs.entries.pop_front();
+      ++rs.base;
+      --held_;
+    }
+  }
+
+  const Timeline& tl_;
+  std::optional<BspParams> params_;
+  std::size_t keep_;
+  std::vector<RankStepState> ranks_;
+  std::size_t present_ = 0;
+  double zero_ = 0;
+  std::unordered_map<std::uint32_t, Group> groups_;
+  std::uint32_t next_group_ = 0;
+  std::vector<std::size_t> work_;
+  std::vector<std::uint32_t> queue_prune_;
+  bool draining_ = false;
+  std::deque<BspAcc> bsp_;  // step indices bsp_base_.. not yet summed
+  std::vector<StepRow> rows_;
+  std::vector<double> last_phi_ = std::vector<double>(ranks_.size(), 0.0);  // Phi of each rank's latest step
+  std::vector<std::uint32_t> ended_steps_;  // step counts of the ranks that ended, sorted
+  std::uint32_t bsp_base_ = 0;              // step index of bsp_.front()
+  double bsp_T_ = 0;
+  std::uint64_t steps_ = 0;
+  std::size_t held_ = 0, peak_held_ = 0;
+};
+
+StepStream::StepStream(std::span<const RankTrace* const> metas, const Timeline& timeline, const BspParams* params,
+                       std::span<const MachineCharge> charges, std::size_t keep_rows)
+    : impl_(std::make_unique<Impl>(metas, timeline, params, charges, keep_rows)) {}
+StepStream::~StepStream() = default;
+void StepStream::record(std::int32_t rank, std::uint32_t index, const Event& e) { impl_->record(rank, index, e); }
+void StepStream::message(const StreamedMessage& m) { impl_->message(m); }
+void StepStream::unmatched(std::int32_t rank, std::uint32_t index) { impl_->unmatched(rank, index); }
+void StepStream::collective(std::span<const StreamedMember> members) { impl_->collective(members); }
+void StepStream::rank_end(std::int32_t rank, std::uint64_t records) { impl_->rank_end(rank, records); }
+StreamedSteps StepStream::finish() { return impl_->finish(); }
+
+}  // namespace mstep::model
