@@ -84,7 +84,9 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params);
 // from the rank files in one streaming pass and by the replays a frame at a time: memory holds
 // what is in flight, not the trace. The same figures as build_report, but `steps` holds only the
 // `keep_steps` steps whose MPM prediction misses by the most time (without MPM: the first ones).
-Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params, std::size_t keep_steps = 1000);
+// `jobs` 2: the LogGP and linear replays run on a thread of their own beside the rest.
+Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params, std::size_t keep_steps = 1000,
+                             unsigned jobs = 1);
 // Whether build_report_streamed can take this trace: not with MPI calls from several threads
 // (their records must be put in order of entry, whole) nor intercommunicators (whose local groups
 // come from creator records anywhere in the trace).

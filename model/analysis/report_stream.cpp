@@ -1,6 +1,7 @@
 // build_report_streamed: the report of a trace too large to hold, from one streaming pass over
 // its rank files (model/trace/stream_pass.hpp) and the replays read a frame at a time.
 #include <cmath>
+#include <future>
 #include <limits>
 #include <optional>
 
@@ -39,26 +40,27 @@ class ReportVisitor final : public StreamVisitor {
   ReportVisitor(Report& rep, const Timeline& tl, const WaitOptions& options, std::size_t ranks, StepStream& steps)
       : rep_(rep), tl_(tl), meter_(tl, options), steps_(steps), end_(ranks), last_(ranks) {}
 
-  void record(std::int32_t rank, std::uint32_t index, const Event& e) override {
-    steps_.record(rank, index, e);
+  RecordTag record(std::int32_t rank, std::uint32_t index, const Event& e) override {
+    const RecordTag tag = steps_.record(rank, index, e);
     FunctionTime& f = rep_.mpi[static_cast<std::size_t>(e.op)];
     f.bytes += e.send_bytes + e.recv_bytes;
     const auto r = static_cast<std::size_t>(rank);
     last_[r] = e;
     if (e.op == Op::Finalize) end_[r] = e.t_enter;
-    if (e.continuation()) return;
+    if (e.continuation()) return tag;
     const double d = tl_.duration(rank, e.t_exit - e.t_enter);
     ++f.calls;
     f.seconds += d;
     // MPI_Init and MPI_Finalize lie outside the run time (Init exit to Finalize entry).
     if (e.op == Op::ToolFlush) rep_.tool_s += d;
     else if (e.op != Op::Init && e.op != Op::Init_thread && e.op != Op::Finalize) rep_.mpi_s += d;
+    return tag;
   }
   void message(const StreamedMessage& m) override {
     meter_.message(m.message, m.send, m.post, m.done, m.done_call, m.single);
     steps_.message(m);
   }
-  void unmatched(std::int32_t rank, std::uint32_t index) override { steps_.unmatched(rank, index); }
+  void unmatched(std::int32_t rank, std::uint32_t, RecordTag tag) override { steps_.unmatched(rank, tag); }
   void call_complete(std::int32_t rank, std::uint32_t call) override { meter_.call_complete(rank, call); }
   void collective(std::span<const StreamedMember> members) override {
     meter_.collective(members);
@@ -98,7 +100,8 @@ bool can_stream(const TraceDir& trace) {
   return true;
 }
 
-Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params, std::size_t keep_steps) {
+Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params, std::size_t keep_steps,
+                              unsigned jobs) {
   Report rep;
   rep.streamed = true;
   rep.trace = trace.path;
@@ -122,13 +125,17 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   const Matching none;
   const ReplayInput input{ranks, none, timeline, kReplayWindow, files};
   const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
-  std::optional<ModelResult> loggp_result, loggps_result, linear_result;
   std::vector<MachineCharge> charges;
   std::vector<double> loggp_s, loggps_s, linear_s;
+  // LogGP and linear need nothing of the rest: with two jobs they run beside LogGPS and the pass.
+  auto others = [&] {
+    if (params && params->loggps) loggp_s = {replay_loggps(input, as_loggp(*params->loggps), cold).predicted_s};
+    if (params && params->linear) linear_s = {replay_linear(input, params->linear->model, cold).predicted_s};
+  };
+  std::future<void> beside;
+  if (jobs > 1) beside = std::async(std::launch::async, others);
   if (params && params->loggps) {
-    const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps), cold);
     ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
-    loggp_s = {loggp.predicted_s};
     loggps_s = {loggps.predicted_s};
     rep.loggps_rank_s = loggps.finish_s;
     rep.collective_algorithms = loggps.collective_algorithms;
@@ -136,7 +143,6 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
     charges = std::move(loggps.machine_charges);
     if (!charges.empty()) rep.notes.push_back("MPM, BSPWB and linear: charged the same cold-start and fresh-buffer terms");
   }
-  if (params && params->linear) linear_s = {replay_linear(input, params->linear->model, cold).predicted_s};
 
   WaitOptions options;
   if (params && params->loggps) {
@@ -149,6 +155,8 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   ReportVisitor visitor(rep, timeline, options, ranks.size(), steps);
   const StreamPassResult pass = stream_pass(ranks, files, timeline, visitor);
   StreamedSteps stepped = steps.finish();
+  if (beside.valid()) beside.get();  // rethrows what the other job threw
+  else others();
   rep.messages = pass.messages;
   for (std::size_t i = 0; i < pass.unmatched.size() && i < kMaxUnmatchedShown; ++i)
     rep.problems.push_back(pass.unmatched[i].what);

@@ -37,6 +37,34 @@ struct Entry {
   std::uint32_t refs = 0;           // steps and groups not yet predicted that named this step
 };
 
+// A rank's held steps: a ring that grows by doubling (a deque of these large entries would
+// allocate every few steps). References stay valid until the next push_back.
+class StepRing {
+ public:
+  std::size_t size() const { return n_; }
+  Entry& operator[](std::size_t i) { return buf_[(head_ + i) & (buf_.size() - 1)]; }
+  const Entry& operator[](std::size_t i) const { return buf_[(head_ + i) & (buf_.size() - 1)]; }
+  void push_back() {
+    if (n_ == buf_.size()) {
+      std::vector<Entry> bigger(std::max<std::size_t>(8, 2 * buf_.size()));
+      for (std::size_t i = 0; i < n_; ++i) bigger[i] = std::move((*this)[i]);
+      buf_ = std::move(bigger);
+      head_ = 0;
+    }
+    (*this)[n_] = Entry{};
+    ++n_;
+  }
+  void pop_front() {
+    (*this)[0] = Entry{};  // its vectors' memory goes now
+    head_ = (head_ + 1) & (buf_.size() - 1);
+    --n_;
+  }
+
+ private:
+  std::vector<Entry> buf_;
+  std::size_t head_ = 0, n_ = 0;
+};
+
 struct Group {
   std::vector<PendingPartner> members;
   std::uint32_t refs = 0;  // member steps not yet predicted
@@ -48,26 +76,28 @@ struct RankStepState {
   bool present = false;
   std::optional<StepTracker> tracker;
   std::vector<const CommDef*> def_of;
-  std::deque<Entry> entries;  // steps base.. (held ones)
+  StepRing entries;  // steps base.. (held ones)
   std::uint32_t base = 0;
   std::uint32_t closed = 0, evaluated = 0;
   std::uint64_t closed_compute = 0;  // sum of the closed steps' computation
   std::uint64_t total_compute = 0, last_exit = 0;
   bool started = false;
   std::uint64_t last_t_exit = 0;
-  // Records still to be named by a message or collective: index -> (step, ticks before, receive?).
-  struct Pending {
-    std::uint32_t step = 0;
-    std::uint64_t before = 0;
-    bool receive = false;
-  };
-  std::unordered_map<std::uint32_t, Pending> pending;
   std::vector<std::int32_t> waiters;  // ranks waiting for this one's progress
   bool queued = false;
   // Machine charges of this rank, by record.
   std::vector<MachineCharge> charges;
   std::size_t next_charge = 0;
 };
+
+// The tag a record carries through the pass (RecordTag): its step, its kind and the ticks of its
+// step's computation before it (its send point).
+enum class Kind : std::uint64_t { None = 0, Send = 1, Receive = 2, Collective = 3 };
+RecordTag make_tag(Kind k, std::uint32_t step, std::uint64_t before) {
+  return {static_cast<std::uint64_t>(step) | static_cast<std::uint64_t>(k) << 32, before};
+}
+Kind kind_of(RecordTag t) { return static_cast<Kind>(t.a >> 32); }
+std::uint32_t step_of(RecordTag t) { return static_cast<std::uint32_t>(t.a); }
 
 struct BspAcc {
   double max_w = 0;
@@ -106,10 +136,10 @@ class StepStream::Impl {
                        [](const MachineCharge& a, const MachineCharge& b) { return a.event < b.event; });
   }
 
-  void record(std::int32_t rank, std::uint32_t index, const Event& e) {
+  RecordTag record(std::int32_t rank, std::uint32_t index, const Event& e) {
     const auto r = static_cast<std::size_t>(rank);
     RankStepState& rs = ranks_[r];
-    if (!rs.present) return;
+    if (!rs.present) return {};
     if (!rs.started) rs.started = true, rs.last_exit = e.t_enter;
     rs.last_t_exit = e.t_exit;
     // The rank's computation so far, as StepTracker counts it (compute_before in step_alignment).
@@ -122,7 +152,7 @@ class StepStream::Impl {
     const bool coll = is_collective_call(e);
     const std::uint32_t step = rs.tracker->current_index() - (coll ? 1 : 0) - 1;
     take_closed(r);
-    if (step < rs.base) return;  // cannot happen in one thread's order
+    if (step < rs.base) return {};  // cannot happen in one thread's order
     entry(r, step);
     // Machine terms of this record go to its step.
     while (rs.next_charge < rs.charges.size() && rs.charges[rs.next_charge].event < index) ++rs.next_charge;
@@ -131,35 +161,31 @@ class StepStream::Impl {
     const std::uint64_t begin = step < rs.closed ? entry(r, step).begin_compute : rs.closed_compute;
     const std::uint64_t before = rs.total_compute - std::min(rs.total_compute, begin);
     const auto world = static_cast<std::int32_t>(ranks_.size());
+    RecordTag tag;
     if (coll) {
       Entry& en = entry(r, step);
       ++en.open_receives;
       ++en.open_sends;
-      rs.pending[index] = {step, before, true};
+      tag = make_tag(Kind::Collective, step, before);
     } else if (e.peer >= 0 && e.peer < world) {
       if (is_p2p_send(e)) {
         ++entry(r, step).open_sends;
-        rs.pending[index] = {step, before, false};
+        tag = make_tag(Kind::Send, step, before);
       } else if (is_p2p_recv(e)) {
         ++entry(r, step).open_receives;
-        rs.pending[index] = {step, before, true};
+        tag = make_tag(Kind::Receive, step, before);
       }
     }
     drain();  // after the counts: a collective's step closed above must wait for its instance
+    return tag;
   }
 
   void message(const StreamedMessage& m) {
     const Message& msg = m.message;
-    auto& src = ranks_[static_cast<std::size_t>(msg.src)];
-    auto& dst = ranks_[static_cast<std::size_t>(msg.dst)];
-    const auto s_it = src.pending.find(msg.send_event);
-    const auto r_it = dst.pending.find(msg.recv_event);
-    if (s_it == src.pending.end() || r_it == dst.pending.end()) return;  // out of range, as align_steps
-    const std::uint32_t ss = s_it->second.step;
-    const std::uint64_t before = s_it->second.before;
-    const std::uint32_t rs = r_it->second.step;
-    src.pending.erase(s_it);
-    dst.pending.erase(r_it);
+    if (kind_of(m.send_tag) != Kind::Send || kind_of(m.recv_tag) != Kind::Receive) return;
+    const std::uint32_t ss = step_of(m.send_tag);
+    const std::uint64_t before = m.send_tag.b;
+    const std::uint32_t rs = step_of(m.recv_tag);
     Entry& receiver = entry(static_cast<std::size_t>(msg.dst), rs);
     if (msg.src != msg.dst) {
       receiver.incoming.push_back({static_cast<std::uint32_t>(msg.src), ss, before});
@@ -172,14 +198,12 @@ class StepStream::Impl {
     drain();
   }
 
-  void unmatched(std::int32_t rank, std::uint32_t index) {
-    auto& rs = ranks_[static_cast<std::size_t>(rank)];
-    const auto it = rs.pending.find(index);
-    if (it == rs.pending.end()) return;
-    Entry& en = entry(static_cast<std::size_t>(rank), it->second.step);
-    if (it->second.receive) --en.open_receives;
+  void unmatched(std::int32_t rank, RecordTag tag) {
+    const Kind k = kind_of(tag);
+    if (k != Kind::Send && k != Kind::Receive) return;
+    Entry& en = entry(static_cast<std::size_t>(rank), step_of(tag));
+    if (k == Kind::Receive) --en.open_receives;
     else --en.open_sends;
-    rs.pending.erase(it);
     queue(static_cast<std::size_t>(rank));
     prune(static_cast<std::size_t>(rank));
     drain();
@@ -194,12 +218,9 @@ class StepStream::Impl {
     };
     std::vector<Member> ms;
     for (const auto& c : members) {
-      auto& rs = ranks_[static_cast<std::size_t>(c.rank)];
-      const auto it = rs.pending.find(c.event);
-      if (it == rs.pending.end()) continue;
-      ms.push_back({static_cast<std::uint32_t>(c.rank), it->second.step, it->second.before, (c.call.flags & kRoot) != 0,
+      if (kind_of(c.tag) != Kind::Collective) continue;
+      ms.push_back({static_cast<std::uint32_t>(c.rank), step_of(c.tag), c.tag.b, (c.call.flags & kRoot) != 0,
                     op_role(c.call.op)});
-      rs.pending.erase(it);
     }
     // Everybody hears everybody (Barrier, All*): one partner group, not n^2 partners.
     const bool all = !members.empty() && op_role(members.front().call.op) == Role::CollAll;
@@ -277,8 +298,8 @@ class StepStream::Impl {
  private:
   Entry& entry(std::size_t r, std::uint32_t step) {
     RankStepState& rs = ranks_[r];
-    while (rs.base + rs.entries.size() <= step) {
-      rs.entries.emplace_back();
+    while (rs.base + rs.entries.size() <= step) [[unlikely]] {
+      rs.entries.push_back();
       ++held_;
       peak_held_ = std::max(peak_held_, held_);
     }
@@ -536,9 +557,11 @@ StepStream::StepStream(std::span<const RankTrace* const> metas, const Timeline& 
                        std::span<const MachineCharge> charges, std::size_t keep_rows)
     : impl_(std::make_unique<Impl>(metas, timeline, params, charges, keep_rows)) {}
 StepStream::~StepStream() = default;
-void StepStream::record(std::int32_t rank, std::uint32_t index, const Event& e) { impl_->record(rank, index, e); }
+RecordTag StepStream::record(std::int32_t rank, std::uint32_t index, const Event& e) {
+  return impl_->record(rank, index, e);
+}
 void StepStream::message(const StreamedMessage& m) { impl_->message(m); }
-void StepStream::unmatched(std::int32_t rank, std::uint32_t index) { impl_->unmatched(rank, index); }
+void StepStream::unmatched(std::int32_t rank, RecordTag tag) { impl_->unmatched(rank, tag); }
 void StepStream::collective(std::span<const StreamedMember> members) { impl_->collective(members); }
 void StepStream::rank_end(std::int32_t rank, std::uint64_t records) { impl_->rank_end(rank, records); }
 StreamedSteps StepStream::finish() { return impl_->finish(); }

@@ -46,9 +46,9 @@ class StepStream {
   StepStream(const StepStream&) = delete;
   StepStream& operator=(const StepStream&) = delete;
 
-  void record(std::int32_t rank, std::uint32_t index, const Event& e);
+  RecordTag record(std::int32_t rank, std::uint32_t index, const Event& e);
   void message(const StreamedMessage& m);
-  void unmatched(std::int32_t rank, std::uint32_t index);  // a send or receive never matched
+  void unmatched(std::int32_t rank, RecordTag tag);  // a send or receive never matched
   void collective(std::span<const StreamedMember> members);
   void rank_end(std::int32_t rank, std::uint64_t records);
   // After the pass: what is left is evaluated (or found to be in a cycle).

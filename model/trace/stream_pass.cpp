@@ -22,6 +22,7 @@ constexpr std::uint32_t kMaxOpenPost = 1u << 22;
 struct SendItem {
   std::uint32_t index = 0;
   Event e;
+  RecordTag tag;
 };
 
 struct RecvItem {
@@ -30,6 +31,7 @@ struct RecvItem {
   Event post_e, done_e, call_e;
   ChannelKey key{};
   bool single = false;  // the only receive of its call
+  RecordTag tag;
 };
 
 // A queue that allocates nothing while it stays empty (most channels hold one message at a time).
@@ -191,8 +193,8 @@ class Pass {
       close_call(r);
       c.call_index = c.index, c.call = e;
     }
-    v_.record(rank, c.index, e);
-    if (is_collective_call(e)) collective(r, e);
+    const RecordTag tag = v_.record(rank, c.index, e);
+    if (is_collective_call(e)) collective(r, e, tag);
     if (e.op == Op::Irecv && e.request) {
       const auto [it, fresh] = c.irecv_of_request.try_emplace(e.request, c.index, e);
       if (!fresh) {  // the request id is reused: the old Irecv was never completed
@@ -216,11 +218,12 @@ class Pass {
     if (e.peer >= 0 && e.peer < world) {
       if (is_p2p_send(e)) {
         const ChannelKey key{global_comm(comm_ids_, r, e.comm), rank, e.peer, e.tag};
-        if (!traced(e.peer)) unmatched_send(key, SendItem{c.index, e});
-        else push_send(key, SendItem{c.index, e});
+        if (!traced(e.peer)) unmatched_send(key, SendItem{c.index, e, tag});
+        else push_send(key, SendItem{c.index, e, tag});
       } else if (recv) {
         RecvItem item{post, c.index, c.call_index, e.recv_bytes, post_e, e, c.call,
-                      ChannelKey{global_comm(comm_ids_, r, e.comm), e.peer, rank, e.tag}, single_receive_call(c.call.op)};
+                      ChannelKey{global_comm(comm_ids_, r, e.comm), e.peer, rank, e.tag}, single_receive_call(c.call.op),
+                      tag};
         if (!item.single) ++c.receiving_calls[c.call_index].receives;
         if (!traced(e.peer)) unmatched_recv(item);
         else if (c.completed.empty() && (c.open_posts.empty() || post < c.open_posts.begin()->first))
@@ -294,13 +297,15 @@ class Pass {
     m.done = rv.call_e;
     m.done_call = rv.done_call;
     m.single = rv.single;
+    m.send_tag = s.tag;
+    m.recv_tag = rv.tag;
     ++out_.messages;
     v_.message(m);
     if (!rv.single) resolved(key.dst, rv.done_call);
   }
 
   void unmatched_send(const ChannelKey& key, const SendItem& s) {
-    v_.unmatched(key.src, s.index);
+    v_.unmatched(key.src, s.index, s.tag);
     out_.unmatched.push_back({key.src, s.index,
                               fmt::format("rank {} event {}: {} to {} tag {} of {} bytes was never received{}", key.src,
                                           s.index, mpi_name(s.e.op), key.dst, key.tag, s.e.send_bytes,
@@ -332,7 +337,7 @@ class Pass {
   }
 
   void unmatched_recv(const RecvItem& rv) {
-    v_.unmatched(rv.key.dst, rv.done);
+    v_.unmatched(rv.key.dst, rv.done, rv.tag);
     if (!rv.single) resolved(rv.key.dst, rv.done_call);
     out_.unmatched.push_back({rv.key.dst, rv.done,
                               fmt::format("rank {} event {}: {} from {} tag {} has no recorded send{}", rv.key.dst,
@@ -341,7 +346,7 @@ class Pass {
   }
 
   // ---- collectives
-  void collective(std::size_t r, const Event& e) {
+  void collective(std::size_t r, const Event& e, RecordTag tag) {
     Cursor& c = cursors_[r];
     const std::uint32_t comm = global_comm(comm_ids_, r, e.comm);
     const std::uint64_t seq = c.coll_seq[comm]++;
@@ -356,7 +361,7 @@ class Pass {
           if (traced(m) && !cursors_[static_cast<std::size_t>(m)].ended) ++inst.expected;
       }
     }
-    inst.members.push_back({static_cast<std::int32_t>(r), c.index, e});
+    inst.members.push_back({static_cast<std::int32_t>(r), c.index, e, tag});
     if (inst.members.size() >= inst.expected) {
       emit(inst);
       instances_.erase(it);

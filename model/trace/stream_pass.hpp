@@ -21,6 +21,12 @@
 
 namespace mstep {
 
+// What a visitor attaches to a record it is handed (StreamVisitor::record), given back with the
+// message or collective that names the record: the visitor's own note, kept in flight for it.
+struct RecordTag {
+  std::uint64_t a = 0, b = 0;
+};
+
 // A matched message with the records the analyses look at (the indices are in `message`).
 struct StreamedMessage {
   Message message;
@@ -30,6 +36,7 @@ struct StreamedMessage {
   std::uint32_t done_call = 0; // that record's index
   // The call completes no other receive (Recv, Wait, Sendrecv, ...): no call_complete follows.
   bool single = false;
+  RecordTag send_tag, recv_tag;  // record() returned these for the send and the completing record
 };
 
 // One member's part in a collective instance.
@@ -37,17 +44,19 @@ struct StreamedMember {
   std::int32_t rank = 0;
   std::uint32_t event = 0;
   Event call;
+  RecordTag tag;
 };
 
 class StreamVisitor {
  public:
   virtual ~StreamVisitor() = default;
-  // Every record of every rank, each rank's in file order.
-  virtual void record(std::int32_t /*rank*/, std::uint32_t /*index*/, const Event& /*e*/) {}
+  // Every record of every rank, each rank's in file order. The tag returned comes back with the
+  // message, collective or unmatched() that names the record.
+  virtual RecordTag record(std::int32_t /*rank*/, std::uint32_t /*index*/, const Event& /*e*/) { return {}; }
   // Each matched message once both its send and its receive have been read.
   virtual void message(const StreamedMessage& /*m*/) {}
   // A send or receive record that no message will name (never matched, or its partner has no trace).
-  virtual void unmatched(std::int32_t /*rank*/, std::uint32_t /*index*/) {}
+  virtual void unmatched(std::int32_t /*rank*/, std::uint32_t /*index*/, RecordTag /*tag*/) {}
   // Each collective instance once all its members have made their call (or ended without it),
   // members in rank order.
   virtual void collective(std::span<const StreamedMember> /*members*/) {}

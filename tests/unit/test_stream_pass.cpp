@@ -24,13 +24,16 @@ struct Collected : StreamVisitor {
   std::size_t mismatched_records = 0;  // records handed with the message that differ from the file's
   const std::vector<RankTrace>* traces = nullptr;
 
-  void record(std::int32_t rank, std::uint32_t index, const Event& e) override {
+  RecordTag record(std::int32_t rank, std::uint32_t index, const Event& e) override {
     if (records.size() <= static_cast<std::size_t>(rank)) records.resize(static_cast<std::size_t>(rank) + 1);
     if (records[static_cast<std::size_t>(rank)]++ != index) ++mismatched_records;
     if (traces && !((*traces)[static_cast<std::size_t>(rank)].events[index] == e)) ++mismatched_records;
+    return {static_cast<std::uint64_t>(rank), index};  // must come back with the message naming it
   }
   void message(const StreamedMessage& m) override {
     messages.push_back(m.message);
+    if (m.send_tag.a != static_cast<std::uint64_t>(m.message.src) || m.send_tag.b != m.message.send_event) ++mismatched_records;
+    if (m.recv_tag.a != static_cast<std::uint64_t>(m.message.dst) || m.recv_tag.b != m.message.recv_event) ++mismatched_records;
     if (!traces) return;
     const auto& src = (*traces)[static_cast<std::size_t>(m.message.src)].events;
     const auto& dst = (*traces)[static_cast<std::size_t>(m.message.dst)].events;
@@ -40,7 +43,10 @@ struct Collected : StreamVisitor {
   }
   void collective(std::span<const StreamedMember> members) override {
     std::vector<CollectiveCall> calls;
-    for (const auto& m : members) calls.push_back({m.rank, m.event});
+    for (const auto& m : members) {
+      calls.push_back({m.rank, m.event});
+      if (m.tag.a != static_cast<std::uint64_t>(m.rank) || m.tag.b != m.event) ++mismatched_records;
+    }
     instances.push_back(std::move(calls));
   }
   void rank_end(std::int32_t rank, std::uint64_t n) override {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -206,6 +207,7 @@ void add_report(CLI::App& app) {
   struct Options {
     std::string dir, params, format = "text", stream = "auto";
     std::size_t top = 10;
+    unsigned jobs = std::thread::hardware_concurrency() > 1 ? 2 : 1;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("report", "Predicted against actual time, and the wait hotspots by call site");
@@ -219,6 +221,8 @@ void add_report(CLI::App& app) {
                               "step table then lists the 1000 steps that miss most): yes, no, or auto (above {} "
                               "records)", model::kStreamAboveRecords))
       ->check(CLI::IsMember({"auto", "yes", "no"}));
+  cmd->add_option("--jobs", o->jobs, "Threads of a streamed report (2: the LogGP and linear replays run beside the rest)")
+      ->check(CLI::Range(1, 2));
   cmd->add_option("--top", o->top, "Rows of hotspots and steps in the text report")->check(CLI::Range(1, 100000));
   cmd->callback([o] {
     // Definitions and clocks first (the records are skipped on disk); then the whole trace
@@ -251,7 +255,7 @@ void add_report(CLI::App& app) {
       }
     }
     if (params) warn_if_other_network(*params, params_file, trace);
-    const Report rep = streamed ? model::build_report_streamed(trace, params ? &*params : nullptr)
+    const Report rep = streamed ? model::build_report_streamed(trace, params ? &*params : nullptr, 1000, o->jobs)
                                 : model::build_report(trace, params ? &*params : nullptr);
     const auto hot = resolve_hotspots(trace, rep);
     if (o->format == "json") fmt::print("{}\n", to_json(rep, hot, params_file).dump(2));
