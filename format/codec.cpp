@@ -122,53 +122,62 @@ void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out
   w.bytes(c.fields);
 }
 
-void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out, std::size_t limit) {
+EventFrameDecoder::EventFrameDecoder(std::span<const std::uint8_t> payload) {
   ByteReader r(payload);
-  const auto n = r.count(3);
+  n_ = r.count(3);
   const auto head_size = r.varint(), times_size = r.varint(), fields_size = r.varint();
-  if (head_size != n * 3 || head_size > r.remaining() || times_size > r.remaining() - head_size ||
+  if (head_size != n_ * 3 || head_size > r.remaining() || times_size > r.remaining() - head_size ||
       fields_size != r.remaining() - head_size - times_size)
     throw TraceError("event frame column sizes do not add up");
-  ByteReader head(r.bytes(head_size));
-  ByteReader times(r.bytes(times_size));
-  ByteReader fields(r.bytes(fields_size));
-  Event prev;
-  prev.peer = kNoPeer;
-  prev.tag = kNoTag;
-  std::uint32_t prev_request = 0;
-  const std::size_t take = std::min<std::size_t>(n, limit);
+  head_ = ByteReader(r.bytes(head_size));
+  times_ = ByteReader(r.bytes(times_size));
+  fields_ = ByteReader(r.bytes(fields_size));
+  prev_.peer = kNoPeer;
+  prev_.tag = kNoTag;
+}
+
+void EventFrameDecoder::decode(std::vector<Event>& out, std::size_t limit) {
+  const std::size_t take = std::min<std::size_t>(n_ - done_, limit);
   if (const auto need = out.size() + take; out.capacity() < need)
     out.reserve(std::max(need, 2 * out.capacity()));  // geometric: frames are appended one by one
+  Event prev = prev_;
   for (std::size_t i = 0; i < take; ++i) {
     Event e;
-    const std::uint8_t op = head.u8();
-    if (!op_valid(op)) throw TraceError(fmt::format("event {} has unknown operation code {}", i, op));
+    const std::uint8_t op = head_.u8();
+    if (!op_valid(op)) throw TraceError(fmt::format("event {} has unknown operation code {}", done_ + i, op));
     e.op = static_cast<Op>(op);
-    e.flags = head.u8();
-    const std::uint8_t mask = head.u8();
+    e.flags = head_.u8();
+    const std::uint8_t mask = head_.u8();
     if (mask & kSameTimes) {
       e.t_enter = prev.t_enter;
       e.t_exit = prev.t_exit;
     } else {
-      e.t_enter = prev.t_exit + static_cast<std::uint64_t>(times.zigzag());
-      e.t_exit = e.t_enter + static_cast<std::uint64_t>(times.zigzag());
+      e.t_enter = prev.t_exit + static_cast<std::uint64_t>(times_.zigzag());
+      e.t_exit = e.t_enter + static_cast<std::uint64_t>(times_.zigzag());
     }
-    e.peer = (mask & kPeerChanged) ? static_cast<std::int32_t>(prev.peer + fields.zigzag()) : prev.peer;
-    e.tag = (mask & kTagChanged) ? static_cast<std::int32_t>(prev.tag + fields.zigzag()) : prev.tag;
-    e.comm = (mask & kCommChanged) ? static_cast<std::uint16_t>(fields.varint()) : prev.comm;
+    e.peer = (mask & kPeerChanged) ? static_cast<std::int32_t>(prev.peer + fields_.zigzag()) : prev.peer;
+    e.tag = (mask & kTagChanged) ? static_cast<std::int32_t>(prev.tag + fields_.zigzag()) : prev.tag;
+    e.comm = (mask & kCommChanged) ? static_cast<std::uint16_t>(fields_.varint()) : prev.comm;
     e.callsite = (mask & kCallsiteChanged)
-                     ? static_cast<std::uint32_t>(prev.callsite + fields.zigzag())
+                     ? static_cast<std::uint32_t>(prev.callsite + fields_.zigzag())
                      : prev.callsite;
-    if (mask & kHasSendBytes) e.send_bytes = fields.varint();
-    if (mask & kHasRecvBytes) e.recv_bytes = fields.varint();
+    if (mask & kHasSendBytes) e.send_bytes = fields_.varint();
+    if (mask & kHasRecvBytes) e.recv_bytes = fields_.varint();
     if (mask & kHasRequest) {
-      e.request = static_cast<std::uint32_t>(prev_request + fields.zigzag());
-      prev_request = e.request;
+      e.request = static_cast<std::uint32_t>(prev_request_ + fields_.zigzag());
+      prev_request_ = e.request;
     }
     out.push_back(e);
     prev = e;
   }
-  if (take == n && (!times.done() || !fields.done())) throw TraceError("event frame has bytes left over");
+  prev_ = prev;
+  done_ += take;
+  if (done_ == n_ && (!times_.done() || !fields_.done())) throw TraceError("event frame has bytes left over");
+}
+
+void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out, std::size_t limit) {
+  EventFrameDecoder d(payload);
+  d.decode(out, limit);
 }
 
 void StepEncoder::add(const StepRecord& s) {

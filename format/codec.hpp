@@ -116,6 +116,23 @@ void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out
 // `limit`: decode only the first `limit` records (the rest of the frame is not checked then).
 void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out,
                    std::size_t limit = static_cast<std::size_t>(-1));
+// An Events frame's payload decoded a part at a time (the payload must outlive the decoder): a
+// reader of many ranks holds a few thousand records of each, not whole frames.
+class EventFrameDecoder {
+ public:
+  explicit EventFrameDecoder(std::span<const std::uint8_t> payload);  // checks the column sizes
+  std::size_t size() const { return n_; }        // records in the frame
+  std::size_t left() const { return n_ - done_; }
+  // Appends the next `limit` records (or all that are left) to `out`.
+  void decode(std::vector<Event>& out, std::size_t limit = static_cast<std::size_t>(-1));
+
+ private:
+  ByteReader head_{std::span<const std::uint8_t>{}}, times_{std::span<const std::uint8_t>{}},
+      fields_{std::span<const std::uint8_t>{}};
+  std::size_t n_ = 0, done_ = 0;
+  Event prev_;
+  std::uint32_t prev_request_ = 0;
+};
 // Steps are encoded as they close, into three columns (times; sizes; partners), each value a
 // difference where one helps: the index is one more than the last, a step begins where the last
 // ended. The recorder appends to a StepEncoder without copying StepRecords.

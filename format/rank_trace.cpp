@@ -105,23 +105,27 @@ RankTrace read_rank_metadata(const std::string& path) { return read_rank(path, t
 
 // The Steps frames are read too, though not used: a damaged one ends the rank here as it does for
 // read_rank_trace, so that every reader of a file agrees on where it breaks off.
-RankEventReader::RankEventReader(const std::string& path) : reader_(path) {}
+RankEventReader::RankEventReader(const std::string& path, std::size_t chunk)
+    : reader_(path), chunk_(std::max<std::size_t>(chunk, 1)) {}
 
 bool RankEventReader::read(std::vector<Event>& out) {
-  while (reader_.next(frame_)) {
-    if (frame_.kind != FrameKind::Events) continue;
-    const auto before = out.size();
-    try {
-      decode_events(frame_.payload, out);
-      if (out.size() - before != frame_.count) throw TraceError("event count differs from its header");
-    } catch (const TraceError& e) {
-      out.resize(before);
-      problem_ = fmt::format("{}: frame {} at byte {}: {}", reader_.path(), frame_.index, frame_.offset, e.what());
-      return false;
+  const auto before = out.size();
+  try {
+    while (!decoder_ || decoder_->left() == 0) {
+      decoder_.reset();
+      if (!problem_.empty() || !reader_.next(frame_)) return false;
+      if (frame_.kind != FrameKind::Events) continue;
+      decoder_.emplace(frame_.payload);
+      if (decoder_->size() != frame_.count) throw TraceError("event count differs from its header");
     }
-    return true;
+    decoder_->decode(out, chunk_);
+  } catch (const TraceError& e) {
+    out.resize(before);
+    decoder_.reset();
+    problem_ = fmt::format("{}: frame {} at byte {}: {}", reader_.path(), frame_.index, frame_.offset, e.what());
+    return false;
   }
-  return false;
+  return true;
 }
 
 }  // namespace mstep

@@ -1,9 +1,11 @@
 // One rank's whole trace in memory: what `mstep stats`, `mstep dump` and the tests read.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "format/codec.hpp"
 #include "format/trace_file.hpp"
 #include "format/trace_format.hpp"
 
@@ -42,18 +44,21 @@ RankTrace read_rank_metadata(const std::string& path);
 // Throws TraceError when a write fails.
 void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t frame_events = 65536);
 
-// One rank's events, an Events frame at a time, the other frames skipped.
+// One rank's events, at most `chunk` records at a time (decoded from the Events frame being read:
+// a reader holds one frame's compressed bytes, not its records), the other frames skipped.
 class RankEventReader {
  public:
-  explicit RankEventReader(const std::string& path);  // throws TraceError like read_rank_trace
-  // Appends the next Events frame's records to `out`; false at the end of the file or at the first
-  // damaged frame (problem() says which; the records before it were all handed out).
+  explicit RankEventReader(const std::string& path, std::size_t chunk = 4096);  // throws TraceError like read_rank_trace
+  // Appends the next records to `out`; false at the end of the file or at the first damaged frame
+  // (problem() says which; the records before it were all handed out).
   bool read(std::vector<Event>& out);
   const std::string& problem() const { return problem_.empty() ? reader_.problem() : problem_; }
 
  private:
   TraceFileReader reader_;
   Frame frame_;
+  std::optional<EventFrameDecoder> decoder_;  // of frame_'s payload
+  std::size_t chunk_;
   std::string problem_;  // a frame whose records could not be decoded
 };
 

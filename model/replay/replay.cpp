@@ -49,7 +49,8 @@ constexpr std::uint32_t kMaxLookahead = 1u << 22;
 // ahead of the replay only fills the channels).
 class FileSource final : public detail::RecordSource {
  public:
-  FileSource(const std::string& path, std::uint32_t step) : reader_(path), step_(std::max<std::uint32_t>(step, 1)) {}
+  FileSource(const std::string& path, std::uint32_t step)
+      : reader_(path, std::max<std::uint32_t>(step, 1)), step_(std::max<std::uint32_t>(step, 1)) {}
   bool read(detail::BigVector<Event>& out) override {
     if (at_ == frame_.size()) {
       frame_.clear();

@@ -19,6 +19,8 @@ namespace {
 // replay's kMaxLookahead): receives posted after it are released to their channels without it.
 constexpr std::uint32_t kMaxOpenPost = 1u << 22;
 
+constexpr std::size_t kDecodedBudget = std::size_t{32} << 20;
+
 struct SendItem {
   std::uint32_t index = 0;
   Event e;
@@ -105,6 +107,8 @@ class Pass {
        StreamVisitor& v)
       : metas_(metas), tl_(tl), v_(v), comm_ids_(global_comm_ids(metas)), cursors_(metas.size()) {
     const auto P = metas.size();
+    // Decoded records held: at most kDecodedBudget bytes over all ranks, from 16 to 4096 a rank.
+    const std::size_t chunk = std::clamp<std::size_t>(kDecodedBudget / (sizeof(Event) * std::max<std::size_t>(P, 1)), 16, 4096);
     for (std::size_t r = 0; r < P; ++r) {
       Cursor& c = cursors_[r];
       if (!metas[r] || r >= files.size() || files[r].empty()) {
@@ -116,7 +120,7 @@ class Pass {
         c.def_of[d.id] = &d;
       }
       try {
-        c.reader = std::make_unique<RankEventReader>(files[r]);
+        c.reader = std::make_unique<RankEventReader>(files[r], chunk);
       } catch (const TraceError& e) {  // read_rank_metadata could, so this is rare: the file changed
         out_.damaged.push_back(static_cast<int>(r));
         out_.problems.push_back(e.what());

@@ -92,6 +92,18 @@ TEST_CASE("events round-trip, including continuations and every field", "[codec]
   decode_events(payload, back);
   REQUIRE(back.size() == events.size());
   CHECK(back == events);
+  // A part at a time (the streaming readers' way), in parts of 1, 7 and 1000 records.
+  for (const std::size_t part : {1u, 7u, 1000u}) {
+    EventFrameDecoder d(payload);
+    CHECK(d.size() == events.size());
+    std::vector<Event> parts;
+    while (d.left() > 0) {
+      const auto before = d.left();
+      d.decode(parts, part);
+      CHECK(before - d.left() == std::min(before, part));
+    }
+    CHECK(parts == events);
+  }
 }
 
 TEST_CASE("a steady ping-pong encodes to a few bytes per event before compression", "[codec]") {
