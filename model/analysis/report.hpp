@@ -87,6 +87,8 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params);
 // `jobs` 2: the LogGP and linear replays run on a thread of their own beside the rest.
 Report build_report_streamed(const TraceDir& trace, const CalibrationParams* params, std::size_t keep_steps = 1000,
                              unsigned jobs = 1);
+// measure_waits over a trace loaded with metadata_only, in one streaming pass.
+std::vector<WaitSite> measure_waits_streamed(const TraceDir& trace, const WaitOptions& options);
 // Whether build_report_streamed can take this trace: not with MPI calls from several threads
 // (their records must be put in order of entry, whole) nor intercommunicators (whose local groups
 // come from creator records anywhere in the trace).

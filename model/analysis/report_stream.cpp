@@ -90,6 +90,27 @@ class ReportVisitor final : public StreamVisitor {
 
 }  // namespace
 
+std::vector<WaitSite> measure_waits_streamed(const TraceDir& trace, const WaitOptions& options) {
+  std::vector<const RankTrace*> ranks;
+  std::vector<std::string> files(trace.ranks.size());
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    ranks.push_back(trace.ranks[r] ? &*trace.ranks[r] : nullptr);
+    if (trace.ranks[r]) files[r] = trace.ranks[r]->path;
+  }
+  const Timeline timeline(ranks);
+  struct Waits final : StreamVisitor {
+    explicit Waits(WaitMeter& m) : meter(m) {}
+    WaitMeter& meter;
+    void message(const StreamedMessage& m) override { meter.message(m.message, m.send, m.post, m.done, m.done_call, m.single); }
+    void call_complete(std::int32_t rank, std::uint32_t call) override { meter.call_complete(rank, call); }
+    void collective(std::span<const StreamedMember> members) override { meter.collective(members); }
+  };
+  WaitMeter meter(timeline, options);
+  Waits visitor(meter);
+  stream_pass(ranks, files, timeline, visitor);
+  return meter.sites();
+}
+
 bool can_stream(const TraceDir& trace) {
   for (const auto& r : trace.ranks) {
     if (!r) continue;
@@ -214,9 +235,12 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   rep.waits = visitor.meter().sites();
   rep.notes.push_back(fmt::format(
       "streamed: {} records read a frame at a time, with at most {} send{} and receive{} waiting for their match "
-      "and {} M-steps held; the step table lists the {} of {} steps whose MPM prediction misses by the most time",
+      "and {} M-steps held{}",
       pass.records, pass.peak_in_flight, pass.peak_in_flight == 1 ? "" : "s", pass.peak_in_flight == 1 ? "" : "s",
-      stepped.peak_steps_held, rep.steps.size(), rep.step_count));
+      stepped.peak_steps_held,
+      keep_steps == 0 ? std::string()
+                      : fmt::format("; the step table lists the {} of {} steps whose MPM prediction misses by the most time",
+                                    rep.steps.size(), rep.step_count)));
   if (!(params && params->loggps))
     rep.notes.push_back(fmt::format(
         "late-receiver waits assume rendezvous from {} bytes (MPICH ch4 shared memory); calibrate to measure S",

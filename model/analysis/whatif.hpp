@@ -123,6 +123,9 @@ struct WhatIfResult {
 };
 
 // Every model of build_report (model/analysis/report.hpp) on `trace` under `baseline` and `whatif`.
-WhatIfResult compare_whatif(const TraceDir& trace, const CalibrationParams& baseline, const CalibrationParams& whatif);
+// `streamed_jobs` > 0: `trace` was loaded with metadata_only and every pass streams its rank files
+// (build_report_streamed with that many jobs).
+WhatIfResult compare_whatif(const TraceDir& trace, const CalibrationParams& baseline, const CalibrationParams& whatif,
+                            unsigned streamed_jobs = 0);
 
 }  // namespace mstep::model

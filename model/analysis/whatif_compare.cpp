@@ -23,11 +23,13 @@ double speedup(double baseline_s, double whatif_s) {
   return baseline_s / whatif_s;
 }
 
-WhatIfResult compare_whatif(const TraceDir& trace, const CalibrationParams& baseline, const CalibrationParams& whatif) {
+WhatIfResult compare_whatif(const TraceDir& trace, const CalibrationParams& baseline, const CalibrationParams& whatif,
+                            unsigned streamed_jobs) {
   // The totals come from build_report itself, so that the baseline column is exactly what
   // `mstep report` says with the same parameter file, whatever terms the models grow.
-  const Report base = build_report(trace, &baseline);
-  const Report what = build_report(trace, &whatif);
+  const bool streamed = streamed_jobs > 0;
+  const Report base = streamed ? build_report_streamed(trace, &baseline, 0, streamed_jobs) : build_report(trace, &baseline);
+  const Report what = streamed ? build_report_streamed(trace, &whatif, 0, streamed_jobs) : build_report(trace, &whatif);
   WhatIfResult out;
   out.trace = base.trace;
   out.ranks = base.ranks;
@@ -63,13 +65,17 @@ WhatIfResult compare_whatif(const TraceDir& trace, const CalibrationParams& base
 
   // Waits: the baseline's are the report's; the what-if's keep the baseline's S for which sends
   // are synchronous (see SiteComparison), so they are measured again with only LogGPS changed.
-  std::vector<const RankTrace*> ranks;
-  for (const auto& r : trace.ranks) ranks.push_back(r ? &*r : nullptr);
   WaitOptions options;
   if (baseline.loggps) options.rendezvous_bytes = baseline.loggps->S;
   options.loggps = whatif.loggps;
   std::map<SiteKey, double> what_predicted;
-  for (const WaitSite& w : measure_waits(ranks, match_messages(ranks), Timeline(ranks), options))
+  const auto waits = [&] {
+    if (streamed) return measure_waits_streamed(trace, options);
+    std::vector<const RankTrace*> ranks;
+    for (const auto& r : trace.ranks) ranks.push_back(r ? &*r : nullptr);
+    return measure_waits(ranks, match_messages(ranks), Timeline(ranks), options);
+  }();
+  for (const WaitSite& w : waits)
     what_predicted[key_of(w)] = w.predicted_wait_s;
   for (const WaitSite& b : base.waits) {
     const auto w = what_predicted.find(key_of(b));

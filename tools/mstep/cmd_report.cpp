@@ -225,25 +225,8 @@ void add_report(CLI::App& app) {
       ->check(CLI::Range(1, 2));
   cmd->add_option("--top", o->top, "Rows of hotspots and steps in the text report")->check(CLI::Range(1, 100000));
   cmd->callback([o] {
-    // Definitions and clocks first (the records are skipped on disk); then the whole trace
-    // unless it is too large to hold.
-    TraceDir trace = [&] {
-      Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o->dir).ranks));
-      return load_trace_dir(o->dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, true);
-    }();
-    const bool stream = o->stream == "yes" || (o->stream == "auto" && trace_records(trace) > model::kStreamAboveRecords);
-    if (stream && !model::can_stream(trace)) {
-      if (o->stream == "yes") {
-        std::fprintf(stderr, "mstep: --stream yes: this trace has MPI calls from several threads or "
-                             "intercommunicators, which the streaming report does not take\n");
-        throw CLI::RuntimeError(1);
-      }
-    }
-    const bool streamed = stream && model::can_stream(trace);
-    if (!streamed) {
-      Progress progress("reading", static_cast<std::uint64_t>(trace.ranks.size()));
-      trace = load_trace_dir(o->dir, std::nullopt, [&](std::size_t r) { progress.update(r); });
-    }
+    bool streamed = false;
+    const TraceDir trace = load_trace_for_models(o->dir, o->stream, streamed);
     const std::string params_file = find_params(o->params, o->dir);
     std::optional<model::CalibrationParams> params;
     if (!params_file.empty()) {

@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <thread>
 #include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model/analysis/report.hpp"
 #include "model/analysis/whatif.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/progress.hpp"
@@ -25,7 +27,8 @@ using model::Change;
 using model::WhatIfResult;
 
 struct Options {
-  std::string dir, params, network, format = "text";
+  std::string dir, params, network, format = "text", stream = "auto";
+  unsigned jobs = std::thread::hardware_concurrency() > 1 ? 2 : 1;
   std::vector<std::string> sets, scales;
   bool no_cold = false;
   std::size_t top = 16;
@@ -219,12 +222,10 @@ void run(const Options& o, const std::vector<std::pair<model::EditKind, std::str
   const model::CalibrationParams baseline = read_or_fail(params_file);
   // Checked before the trace is read: a mistake fails at once, not after a long load.
   const model::EditedParams ed = edited(baseline, o, edits);
-  const TraceDir trace = [&] {
-    Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o.dir).ranks));
-    return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); });
-  }();
+  bool streamed = false;
+  const TraceDir trace = load_trace_for_models(o.dir, o.stream, streamed);
   warn_if_other_network(baseline, params_file, trace);
-  const WhatIfResult res = model::compare_whatif(trace, baseline, ed.params);
+  const WhatIfResult res = model::compare_whatif(trace, baseline, ed.params, streamed ? o.jobs : 0);
   const auto hot = resolve_hotspots(trace, res);
   if (o.format == "json") fmt::print("{}\n", to_json(res, ed, hot, params_file, o.network).dump(2));
   else if (o.format == "csv") print_csv(res);
@@ -255,6 +256,12 @@ void add_whatif(CLI::App& app) {
                   "Baseline parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
                   "~/.config/mstep/params.json)");
   cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--stream", o->stream,
+                  fmt::format("Read the records a frame at a time, holding only what is in flight: yes, no, or auto "
+                              "(above {} records)", model::kStreamAboveRecords))
+      ->check(CLI::IsMember({"auto", "yes", "no"}));
+  cmd->add_option("--jobs", o->jobs, "Threads of a streamed what-if (2: some replays run beside the rest)")
+      ->check(CLI::Range(1, 2));
   cmd->add_option("--top", o->top, "Rows of ranks and hotspots in the text output")->check(CLI::Range(1, 100000));
   cmd->footer("Names: " + names +
               "\nUnits: s, ms, us, ns, ps; ns/B, ps/B, s/B or a bandwidth (GB/s, MB/s, GiB/s, ...); sizes in bytes "

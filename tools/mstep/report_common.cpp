@@ -4,8 +4,32 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <CLI/CLI.hpp>
+
+#include "model/analysis/report.hpp"
+#include "tools/mstep/progress.hpp"
+
 namespace mstep::cli {
 namespace fs = std::filesystem;
+
+TraceDir load_trace_for_models(const std::string& dir, const std::string& stream, bool& streamed) {
+  TraceDir trace = [&] {
+    Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(dir).ranks));
+    return load_trace_dir(dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, true);
+  }();
+  const bool wanted = stream == "yes" || (stream == "auto" && trace_records(trace) > model::kStreamAboveRecords);
+  if (wanted && !model::can_stream(trace) && stream == "yes") {
+    std::fprintf(stderr, "mstep: --stream yes: this trace has MPI calls from several threads or "
+                         "intercommunicators, which a streamed analysis does not take\n");
+    throw CLI::RuntimeError(1);
+  }
+  streamed = wanted && model::can_stream(trace);
+  if (!streamed) {
+    Progress progress("reading", static_cast<std::uint64_t>(trace.ranks.size()));
+    trace = load_trace_dir(dir, std::nullopt, [&](std::size_t r) { progress.update(r); });
+  }
+  return trace;
+}
 
 std::string find_params(const std::string& given, const std::string& trace) {
   if (!given.empty()) return given;

@@ -15,6 +15,12 @@ namespace mstep::cli {
 // (~/.config/mstep/params.json); empty when there is none.
 std::string find_params(const std::string& given, const std::string& trace);
 
+// The trace for `mstep report` and `mstep whatif`: definitions and clocks first (records skipped
+// on disk), then the whole trace unless it is to be streamed: `stream` is "yes", "no" or "auto"
+// (above model::kStreamAboveRecords records). `streamed` says which it is. A trace that cannot be
+// streamed (threads, intercommunicators) is read whole under "auto", and is an error under "yes".
+TraceDir load_trace_for_models(const std::string& dir, const std::string& stream, bool& streamed);
+
 // One line on stderr when the parameters were calibrated on another network than the run had
 // (their UCX_*, MPIR_CVAR_*, MPICH_* variables differ); nothing when either side has no record.
 void warn_if_other_network(const model::CalibrationParams& params, const std::string& params_file,
