@@ -168,7 +168,146 @@ void alltoall(Gen& g, std::size_t iterations) {
   }
 }
 
+// The grid MPI_Dims_create would give n ranks in `d` dimensions: factors as equal as they come,
+// largest first.
+std::vector<int> dims_of(int n, int d) {
+  std::vector<int> dims(static_cast<std::size_t>(d), 1);
+  std::vector<int> primes;
+  for (int m = n, f = 2; m > 1;) {
+    if (f * f > m) {
+      primes.push_back(m);
+      break;
+    }
+    if (m % f == 0) primes.push_back(f), m /= f;
+    else ++f;
+  }
+  std::sort(primes.rbegin(), primes.rend());
+  for (const int f : primes) *std::min_element(dims.begin(), dims.end()) *= f;
+  std::sort(dims.rbegin(), dims.rend());
+  return dims;
+}
+
+// A periodic grid exchange: per iteration an Irecv and an Isend per direction (tag = the
+// direction a message travels in), then a Waitall completing them all.
+void halo(Gen& g, std::size_t iterations, int d) {
+  const int n = g.n;
+  const std::vector<int> dims = dims_of(n, d);
+  // Directions: +1 and -1 along each dimension longer than 1.
+  struct Dir {
+    int dim, sign;
+  };
+  std::vector<Dir> dirs;
+  for (int k = 0; k < d; ++k)
+    if (dims[static_cast<std::size_t>(k)] > 1) dirs.push_back({k, +1}), dirs.push_back({k, -1});
+  const auto neighbour = [&](int r, const Dir& dir) {
+    int stride = 1;
+    for (int k = d - 1; k > dir.dim; --k) stride *= dims[static_cast<std::size_t>(k)];
+    const int extent = dims[static_cast<std::size_t>(dir.dim)];
+    const int coord = (r / stride) % extent;
+    const int moved = (coord + dir.sign + extent) % extent;
+    return r + (moved - coord) * stride;
+  };
+  const auto nd = dirs.size();
+  std::vector<std::uint64_t> a(static_cast<std::size_t>(n)), next(static_cast<std::size_t>(n));
+  std::uint32_t request = 0;
+  for (std::size_t it = 0; it < iterations; ++it) {
+    const std::uint64_t bytes = g.size();
+    for (int r = 0; r < n; ++r) a[static_cast<std::size_t>(r)] = g.t[static_cast<std::size_t>(r)] + g.compute();
+    for (int r = 0; r < n; ++r) {
+      const auto u = static_cast<std::size_t>(r);
+      auto& ev = g.out[u].events;
+      std::uint64_t at = a[u];
+      std::uint64_t arrival = 0;
+      const std::uint32_t first = request + 1;
+      // Receives first: from the neighbour opposite to each direction, the message travelling in it.
+      for (std::size_t k = 0; k < nd; ++k) {
+        const int from = neighbour(r, {dirs[k].dim, -dirs[k].sign});
+        Event irecv = call(Op::Irecv, at, at + kCallNs / 2, from);
+        irecv.tag = static_cast<std::int32_t>(k);
+        irecv.request = first + static_cast<std::uint32_t>(k);
+        ev.push_back(irecv);
+        at += kCallNs / 2 + 50;
+        // That neighbour's Isend in direction k starts after its receives and k sends.
+        const std::uint64_t sent = a[static_cast<std::size_t>(from)] + (nd + k) * (kCallNs / 2 + 50);
+        arrival = std::max(arrival, sent + latency(bytes));
+      }
+      for (std::size_t k = 0; k < nd; ++k) {
+        Event isend = call(Op::Isend, at, at + kCallNs / 2, neighbour(r, dirs[k]));
+        isend.tag = static_cast<std::int32_t>(k);
+        isend.send_bytes = bytes;
+        isend.request = first + static_cast<std::uint32_t>(nd + k);
+        ev.push_back(isend);
+        at += kCallNs / 2 + 50;
+      }
+      const std::uint64_t done = std::max(at, arrival) + 100;
+      for (std::size_t k = 0; k < 2 * nd; ++k) {
+        const bool recv = k < nd;
+        Event w = call(Op::Waitall, at, done, recv ? neighbour(r, {dirs[k].dim, -dirs[k].sign}) : kNoPeer);
+        w.flags = static_cast<std::uint8_t>((k > 0 ? kContinuation : 0) | (recv ? kRecvHalf : 0));
+        w.request = first + static_cast<std::uint32_t>(k);
+        if (recv) w.tag = static_cast<std::int32_t>(k), w.recv_bytes = bytes;
+        ev.push_back(w);
+      }
+      next[u] = done;
+    }
+    request += static_cast<std::uint32_t>(2 * nd);
+    g.t = next;
+  }
+}
+
+// A collective every iteration: everybody arrives after computing, and leaves `cost` after the
+// last arrival.
+void collective_loop(Gen& g, std::size_t iterations, Op op) {
+  const int n = g.n;
+  std::uint64_t rounds = 0;  // ceil(log2 n)
+  while ((std::uint64_t{1} << rounds) < static_cast<std::uint64_t>(n)) ++rounds;
+  std::vector<std::uint64_t> a(static_cast<std::size_t>(n));
+  for (std::size_t it = 0; it < iterations; ++it) {
+    const std::uint64_t bytes = op == Op::Bcast ? kSizes[g.rng() % 3] : 8;
+    std::uint64_t last = 0;
+    for (int r = 0; r < n; ++r) {
+      a[static_cast<std::size_t>(r)] = g.t[static_cast<std::size_t>(r)] + g.compute();
+      last = std::max(last, a[static_cast<std::size_t>(r)]);
+    }
+    const std::uint64_t done = last + 500 + latency(bytes) * std::max<std::uint64_t>(rounds, 1);
+    for (int r = 0; r < n; ++r) {
+      Event e = call(op, a[static_cast<std::size_t>(r)], done);
+      if (op == Op::Bcast) {
+        e.peer = 0;  // the root
+        if (r == 0) e.flags = kRoot, e.send_bytes = bytes;
+        else e.recv_bytes = bytes;
+      } else {
+        e.send_bytes = e.recv_bytes = bytes;
+      }
+      g.add(r, e);
+    }
+  }
+}
+
 }  // namespace
+
+const char* pattern_name(Pattern p) {
+  switch (p) {
+    case Pattern::Ring: return "ring";
+    case Pattern::PingPong: return "pingpong";
+    case Pattern::Random: return "random";
+    case Pattern::Alltoall: return "alltoall";
+    case Pattern::Halo2D: return "halo2d";
+    case Pattern::Halo3D: return "halo3d";
+    case Pattern::Bcast: return "bcast";
+    case Pattern::Allreduce: return "allreduce";
+  }
+  return "?";
+}
+
+std::optional<Pattern> pattern_from_name(std::string_view name) {
+  for (const Pattern p : {Pattern::Ring, Pattern::PingPong, Pattern::Random, Pattern::Alltoall, Pattern::Halo2D,
+                          Pattern::Halo3D, Pattern::Bcast, Pattern::Allreduce})
+    if (name == pattern_name(p)) return p;
+  return std::nullopt;
+}
+
+std::string pattern_names() { return "ring, pingpong, random, alltoall, halo2d, halo3d, bcast, allreduce"; }
 
 std::vector<RankTrace> synthetic_trace(int ranks, Pattern pattern, std::size_t events, unsigned seed) {
   Gen g{std::max(ranks, 1), std::mt19937_64(seed), {}, {}};
@@ -177,10 +316,17 @@ std::vector<RankTrace> synthetic_trace(int ranks, Pattern pattern, std::size_t e
   g.out.resize(un);
   g.t.assign(un, kStart);
   // Records per rank and iteration, and the fixed ones: Init, Barrier, Finalize.
+  const auto halo_records = [&](int d) {
+    double k = 0;
+    for (const int x : dims_of(n, d)) k += x > 1 ? 2 : 0;
+    return std::max(4 * k, 1.0);
+  };
   const double per_iteration = pattern == Pattern::Ring       ? 4
                                : pattern == Pattern::PingPong ? 2
-                               : pattern == Pattern::Alltoall ? 1
-                                                              : 2 + 1.0 / 16;
+                               : pattern == Pattern::Random   ? 2 + 1.0 / 16
+                               : pattern == Pattern::Halo2D   ? halo_records(2)
+                               : pattern == Pattern::Halo3D   ? halo_records(3)
+                                                              : 1;
   const std::size_t budget = events / un;
   const auto iterations =
       budget > 3 ? static_cast<std::size_t>(static_cast<double>(budget - 3) / per_iteration) : std::size_t{0};
@@ -202,6 +348,10 @@ std::vector<RankTrace> synthetic_trace(int ranks, Pattern pattern, std::size_t e
     case Pattern::PingPong: pingpong(g, iterations); break;
     case Pattern::Random: random_shifts(g, iterations); break;
     case Pattern::Alltoall: alltoall(g, iterations); break;
+    case Pattern::Halo2D: halo(g, iterations, 2); break;
+    case Pattern::Halo3D: halo(g, iterations, 3); break;
+    case Pattern::Bcast: collective_loop(g, iterations, Op::Bcast); break;
+    case Pattern::Allreduce: collective_loop(g, iterations, Op::Allreduce); break;
   }
   std::uint64_t last = 0;
   for (int r = 0; r < n; ++r) last = std::max(last, g.t[static_cast<std::size_t>(r)] + 1000);

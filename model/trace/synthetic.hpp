@@ -7,6 +7,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "format/rank_trace.hpp"
@@ -24,7 +27,22 @@ enum class Pattern : std::uint8_t {
   Random,
   // Every iteration an MPI_Alltoall of 8 or 1024 bytes per block (1 record), after computation.
   Alltoall,
+  // Ranks on a periodic 2-D (3-D) grid as MPI_Dims_create would shape it; every iteration an Irecv
+  // from and an Isend to each neighbour along every dimension longer than 1, then one Waitall
+  // (4 or 6 neighbours: 16 or 24 records).
+  Halo2D,
+  Halo3D,
+  // Every iteration an MPI_Bcast from rank 0 of 8 bytes to 64 KiB (1 record).
+  Bcast,
+  // Every iteration an 8-byte MPI_Allreduce (1 record).
+  Allreduce,
 };
+
+// "ring", "pingpong", "random", "alltoall", "halo2d", "halo3d", "bcast", "allreduce".
+const char* pattern_name(Pattern p);
+std::optional<Pattern> pattern_from_name(std::string_view name);
+// The names, comma separated, for help texts and errors.
+std::string pattern_names();
 
 // About `events` records in all (whole iterations: never more), over `ranks` ranks, with message
 // sizes drawn from {8, 1024, 65536} bytes and computation from 1 to 5 microseconds per call.

@@ -1,6 +1,6 @@
 // Replay throughput: synthetic traces of R ranks and E records replayed under LogGPS on one core.
 // Prints records per second of the replay loop (setup included) and the process's peak RSS.
-// Usage: replay_bench [ranks] [records] [ring|pingpong|random|alltoall] [cold] [window=N]
+// Usage: replay_bench [ranks] [records] [PATTERN of mstep synth] [cold] [window=N]
 //        replay_bench --dir TRACE [window=N]     (a trace directory on disk, read as the replay goes)
 // `cold` adds this machine's cold start and fresh-buffer terms (as calibrated here), to time their checks.
 // Records are taken by the replay in windows of N per rank (default model::kReplayWindow, the
@@ -82,10 +82,12 @@ int main(int argc, char** argv) {
   const int ranks = argc > 1 ? std::atoi(argv[1]) : 64;
   const std::size_t records = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10'000'000;
   const char* name = argc > 3 ? argv[3] : "random";
-  const model::Pattern pattern = std::strcmp(name, "ring") == 0       ? model::Pattern::Ring
-                                 : std::strcmp(name, "pingpong") == 0 ? model::Pattern::PingPong
-                                 : std::strcmp(name, "alltoall") == 0 ? model::Pattern::Alltoall
-                                                                      : model::Pattern::Random;
+  const auto known = model::pattern_from_name(name);
+  if (!known) {
+    std::fprintf(stderr, "replay_bench: unknown pattern '%s' (patterns: %s)\n", name, model::pattern_names().c_str());
+    return 2;
+  }
+  const model::Pattern pattern = *known;
   const auto traces = model::synthetic_trace(ranks, pattern, records, 1);
   std::vector<const RankTrace*> ptrs;
   std::size_t total = 0;

@@ -252,11 +252,11 @@ TEST_CASE("report --stream yes: a damaged frame is found, named, and the trace i
   CHECK(rep.at("mpi_time").at("MPI_Recv").at("calls").get<std::uint64_t>() < 200000);
 }
 
-TEST_CASE("report --stream yes: synthetic traces of every pattern at 6 ranks", "[report][stream]") {
-  for (const std::string pattern : {"ring", "pingpong", "random", "alltoall"}) {
+TEST_CASE("report --stream yes: synthetic traces of every pattern at 8 ranks", "[report][stream]") {
+  for (const std::string pattern : {"ring", "pingpong", "random", "alltoall", "halo2d", "halo3d", "bcast", "allreduce"}) {
     SECTION(pattern) {
       const fs::path dir = test_dir() / pattern;
-      REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "6", "--events", "30000", "--pattern", pattern}).code == 0);
+      REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "8", "--events", "30000", "--pattern", pattern}).code == 0);
       check_streamed_like_whole(dir);
     }
   }

@@ -62,7 +62,7 @@ TEST_CASE("mstep synth: bad requests are one line and a non-zero exit") {
   const fs::path dir = test_dir() / "bad";
   const Result unknown = synth(dir, "spiral", 4, 100);
   check_one_line_error(unknown, 2);
-  CHECK(unknown.err == "mstep: unknown pattern 'spiral' (patterns: alltoall, pingpong, random, ring)\n");
+  CHECK(unknown.err == "mstep: unknown pattern 'spiral' (patterns: ring, pingpong, random, alltoall, halo2d, halo3d, bcast, allreduce)\n");
   check_one_line_error(synth(dir, "ring", 0, 100), 2);
   // Too big to generate here: refused before anything is written, with the estimate.
   const Result huge = synth(dir, "ring", 4, 2000000000);

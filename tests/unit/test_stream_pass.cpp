@@ -124,11 +124,10 @@ void check_same_as_whole_trace(const std::vector<RankTrace>& traces, const std::
 
 TEST_CASE("the streaming pass finds the whole-trace matching's messages and collectives", "[stream]") {
   using model::Pattern;
-  for (const auto& [pattern, name] : {std::pair{Pattern::Ring, "ring"}, std::pair{Pattern::PingPong, "pingpong"},
-                                      std::pair{Pattern::Random, "random"}, std::pair{Pattern::Alltoall, "alltoall"}}) {
-    SECTION(name) {
-      check_same_as_whole_trace(model::synthetic_trace(8, pattern, 30000, 3), std::string("stream-") + name);
-    }
+  for (const Pattern pattern : {Pattern::Ring, Pattern::PingPong, Pattern::Random, Pattern::Alltoall, Pattern::Halo2D,
+                                 Pattern::Halo3D, Pattern::Bcast, Pattern::Allreduce}) {
+    const std::string name = model::pattern_name(pattern);
+    SECTION(name) { check_same_as_whole_trace(model::synthetic_trace(8, pattern, 30000, 3), "stream-" + name); }
   }
 }
 
@@ -176,4 +175,28 @@ TEST_CASE("a rank without a trace leaves its messages unmatched and its collecti
   CHECK(s.unmatched.front().what.find("(no trace of the") != std::string::npos);
   for (const auto& inst : c.instances) CHECK(inst.size() == 3);  // MPI_Barrier and the like without rank 2
   CHECK(s.messages == c.messages.size());
+}
+
+TEST_CASE("synthetic halos: every rank exchanges with its grid neighbours, counted by hand", "[stream][synth]") {
+  // 8 ranks: MPI_Dims_create's 4 x 2 in 2-D and 2 x 2 x 2 in 3-D, every dimension longer than 1,
+  // so 4 and 6 neighbours: 16 and 24 records an iteration, each rank receiving 4 and 6 messages.
+  for (const auto& [pattern, neighbours] : {std::pair{model::Pattern::Halo2D, 4}, std::pair{model::Pattern::Halo3D, 6}}) {
+    const auto traces = model::synthetic_trace(8, pattern, 8 * (3 + 10 * 4 * neighbours), 1);  // 10 iterations
+    std::vector<const RankTrace*> ptrs;
+    for (const auto& t : traces) ptrs.push_back(&t);
+    const Matching m = match_messages(ptrs);
+    CHECK(m.unmatched.empty());
+    CHECK(m.messages.size() == static_cast<std::size_t>(8 * 10 * neighbours));
+    CHECK(traces[0].events.size() == static_cast<std::size_t>(3 + 10 * 4 * neighbours));
+    // Row-major, the last dimension fastest: along the last dimension (extent 2) rank 1 is rank 0's
+    // neighbour on both sides, so 2 messages an iteration go from 1 to 0; along the first (extent 4
+    // in 2-D) rank 0's neighbours are 2 and 6, so none goes from 3 to 0.
+    std::size_t from_1 = 0, from_3 = 0;
+    for (const Message& msg : m.messages) {
+      from_1 += msg.src == 1 && msg.dst == 0;
+      from_3 += msg.src == 3 && msg.dst == 0;
+    }
+    CHECK(from_1 == 20);
+    CHECK(from_3 == 0);
+  }
 }

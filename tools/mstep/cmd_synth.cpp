@@ -56,14 +56,10 @@ std::string human(double bytes) {
 }
 
 int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
-  static const std::map<std::string, model::Pattern> kPatterns = {
-      {"ring", model::Pattern::Ring},
-      {"pingpong", model::Pattern::PingPong},
-      {"random", model::Pattern::Random},
-      {"alltoall", model::Pattern::Alltoall}};
-  const auto pattern = kPatterns.find(o.pattern);
-  if (pattern == kPatterns.end()) {
-    std::fprintf(stderr, "mstep: unknown pattern '%s' (patterns: alltoall, pingpong, random, ring)\n", o.pattern.c_str());
+  const auto pattern = model::pattern_from_name(o.pattern);
+  if (!pattern) {
+    std::fprintf(stderr, "mstep: unknown pattern '%s' (patterns: %s)\n", o.pattern.c_str(),
+                 model::pattern_names().c_str());
     return 2;
   }
   const double memory = static_cast<double>(o.events) * kMemoryPerEvent + o.ranks * kMemoryPerRank;
@@ -97,7 +93,7 @@ int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
     }
   }
 
-  std::vector<RankTrace> traces = model::synthetic_trace(o.ranks, pattern->second, o.events, o.seed);
+  std::vector<RankTrace> traces = model::synthetic_trace(o.ranks, *pattern, o.events, o.seed);
   std::uint64_t written = 0;
   {
     Progress progress("writing", traces.size());  // erased before the result is printed
@@ -137,7 +133,7 @@ void add_synth(CLI::App& app) {
   cmd->add_option("--events", o->events, "About this many records in all (whole iterations)")
       ->required()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
-  cmd->add_option("--pattern", o->pattern, "ring, pingpong, random or alltoall (model/trace/synthetic.hpp)");
+  cmd->add_option("--pattern", o->pattern, model::pattern_names() + " (model/trace/synthetic.hpp)");
   cmd->add_option("--seed", o->seed, "Random seed (message sizes, computation, partners)");
   cmd->add_flag("-f,--force", o->force, "Overwrite an existing trace directory");
   cmd->callback([o] {
