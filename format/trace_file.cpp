@@ -160,6 +160,26 @@ bool TraceFileReader::next(Frame& frame) {
       (skip_steps_ && kind == static_cast<std::uint8_t>(FrameKind::Steps))) {
     if (std::fseek(file_.get(), static_cast<long>(csize), SEEK_CUR) != 0) return fail(TraceEnd::Truncated, "seek failed");
     frame.payload.clear();
+  } else if (check_steps_ && kind == static_cast<std::uint8_t>(FrameKind::Steps)) {
+    compressed_.resize(csize);
+    if (std::fread(compressed_.data(), 1, csize, file_.get()) != csize)
+      return fail(TraceEnd::Truncated, "read failed");
+    // Decompressed through a small window and dropped: zstd still checks the content checksum.
+    thread_local const std::unique_ptr<ZSTD_DCtx_s, std::size_t (*)(ZSTD_DCtx_s*)> sctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+    thread_local std::vector<std::uint8_t> window(std::size_t{1} << 17);
+    ZSTD_DCtx_reset(sctx.get(), ZSTD_reset_session_only);
+    ZSTD_inBuffer in{compressed_.data(), csize, 0};
+    std::size_t produced = 0, left = 1;
+    while (left != 0) {
+      ZSTD_outBuffer out{window.data(), window.size(), 0};
+      left = ZSTD_decompressStream(sctx.get(), &out, &in);
+      if (ZSTD_isError(left)) return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(left)));
+      produced += out.pos;
+      if (produced > raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
+      if (left != 0 && in.pos == in.size && out.pos < out.size) return fail(TraceEnd::Corrupt, "zstd: frame cut short");
+    }
+    if (produced != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
+    frame.payload.clear();
   } else {
     compressed_.resize(csize);
     if (std::fread(compressed_.data(), 1, csize, file_.get()) != csize)

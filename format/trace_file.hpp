@@ -96,6 +96,9 @@ class TraceFileReader {
   // their bytes skipped unread (a scan for the small frames; their checksums are not checked then).
   void skip_event_payloads(bool skip) { skip_events_ = skip; }
   void skip_step_payloads(bool skip) { skip_steps_ = skip; }
+  // Steps frames are decompressed to check them (a damaged one ends the file as usual) but their
+  // payload is not kept: `payload` is empty, and no buffer grows to the largest Steps frame.
+  void check_step_payloads_only(bool check) { check_steps_ = check; }
   const std::string& problem() const { return problem_; }
 
  private:
@@ -108,7 +111,7 @@ class TraceFileReader {
   std::size_t frames_ = 0;
   bool saw_end_ = false;
   bool stopped_ = false;
-  bool skip_events_ = false, skip_steps_ = false;
+  bool skip_events_ = false, skip_steps_ = false, check_steps_ = false;
   TraceEnd end_ = TraceEnd::Unfinished;
   std::string problem_;
   std::vector<std::uint8_t> compressed_;

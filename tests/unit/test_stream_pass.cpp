@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <tuple>
 
 #include "format/trace_format.hpp"
@@ -199,4 +200,42 @@ TEST_CASE("synthetic halos: every rank exchanges with its grid neighbours, count
     CHECK(from_1 == 20);
     CHECK(from_3 == 0);
   }
+}
+
+TEST_CASE("a damaged Steps frame ends a rank's records for the streaming reader too", "[stream][damage]") {
+  const fs::path dir = fs::temp_directory_path() / "mstep-unit" / "stream-damaged-steps";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto traces = model::synthetic_trace(2, model::Pattern::PingPong, 20000, 1);
+  const std::string file = (dir / "rank-00000.mst").string();
+  write_rank_trace(file, traces[0], 1000);
+  // The first Steps frame: flip a byte in the middle of its compressed payload.
+  std::uint64_t at = 0, events_before = 0;
+  {
+    TraceFileReader scan(file);
+    Frame f;
+    while (scan.next(f)) {
+      if (f.kind == FrameKind::Events) events_before += f.count;
+      if (f.kind == FrameKind::Steps) {
+        at = f.offset + kFrameHeaderSize + 4;
+        break;
+      }
+    }
+  }
+  REQUIRE(at > 0);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(at));
+    const char c = static_cast<char>(f.get());
+    f.seekp(static_cast<std::streamoff>(at));
+    f.put(static_cast<char>(c ^ 0x5a));
+  }
+  RankEventReader reader(file, 256);
+  std::vector<Event> got;
+  while (reader.read(got)) {
+  }
+  CHECK(got.size() == events_before);  // the records before the damaged frame, and none after
+  CHECK(reader.problem().find("rank-00000.mst: frame") != std::string::npos);
+  CHECK(read_rank_trace(file).events.size() == events_before);  // as the whole-file reader keeps
+  fs::remove_all(dir);
 }
