@@ -8,8 +8,8 @@ StepTracker::StepTracker(std::int32_t self_world_rank, std::int32_t world_size,
                          std::uint64_t start_ticks)
     : self_(self_world_rank),
       begin_(start_ticks),
-      partner_bits_((static_cast<std::size_t>(std::max(world_size, 1)) + 63) / 64, 0),
       last_exit_(start_ticks) {
+  // The membership bits grow to the highest partner seen (add_partner), not to the world.
   // Reserve what a few steps need so the hot path does not allocate while warming up; a step
   // with more partners grows the vector once and its capacity is kept from then on.
   partners_.reserve(static_cast<std::size_t>(std::clamp(world_size, 1, 64)));
@@ -19,12 +19,26 @@ StepTracker::StepTracker(std::int32_t self_world_rank, std::int32_t world_size,
 void StepTracker::add_partner(std::int32_t rank) {
   if (rank < 0) return;
   const auto word = static_cast<std::size_t>(rank) / 64;
-  // Peers are world ranks below world_size; growing here only guards against a bad record.
+  // Sized by the highest partner so far: a process that only talks to its neighbours keeps a
+  // few words, not one bit per rank of the world.
   if (word >= partner_bits_.size()) [[unlikely]] partner_bits_.resize(word + 1, 0);
   const std::uint64_t bit = std::uint64_t{1} << (static_cast<unsigned>(rank) % 64);
   if (partner_bits_[word] & bit) return;
   partner_bits_[word] |= bit;
   partners_.push_back(rank);
+}
+
+void StepTracker::trim(std::size_t keep) {
+  for (StepRecord& r : closed_)
+    if (r.partners.capacity() > keep) std::vector<std::int32_t>().swap(r.partners);
+  if (partners_.capacity() > keep) std::vector<std::int32_t>(partners_.begin(), partners_.end()).swap(partners_);
+  // Only the words of current partners are non-zero: the rest can go.
+  std::size_t need = 0;
+  for (const std::int32_t p : partners_) need = std::max(need, static_cast<std::size_t>(p) / 64 + 1);
+  if (partner_bits_.size() > need + keep / 64 + 1) {
+    partner_bits_.resize(need);
+    partner_bits_.shrink_to_fit();
+  }
 }
 
 void StepTracker::close(std::uint64_t t, Usage carry) {

@@ -56,6 +56,12 @@ class StepTracker {
   std::span<const StepRecord> closed() const { return {closed_.data(), n_closed_}; }
   void clear_closed() { n_closed_ = 0; }
 
+  // Gives back the memory of partner lists longer than `keep` entries (a collective of the whole
+  // world lists every member) and of the membership bits beyond the current partners. What the
+  // recorder keeps for speed, one tracker a process, would be ranks squared in an analysis that
+  // runs a tracker for every rank of a large run. Call after clear_closed().
+  void trim(std::size_t keep);
+
   // Index of the open step (1-based).
   std::uint32_t current_index() const { return index_; }
 

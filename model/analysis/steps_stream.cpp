@@ -31,7 +31,7 @@ struct Entry {
   double phi = 0;
   std::vector<PendingPartner> incoming;
   std::vector<std::uint32_t> groups;
-  std::vector<std::int32_t> gamma;  // the tracker's partner list (for the step table)
+  MemberList gamma;                 // the tracker's partner list (for the step table; the world's is shared)
   std::uint32_t open_receives = 0;  // receives and collectives whose partners are not known yet
   std::uint32_t open_sends = 0;     // messages and collectives that may still name this step
   std::uint32_t refs = 0;           // steps and groups not yet predicted that named this step
@@ -317,7 +317,7 @@ class StepStream::Impl {
       en.bytes_out = s.bytes_out;
       en.begin_compute = rs.closed_compute;
       en.end_s = tl_.seconds(static_cast<int>(r), s.end) - zero_;
-      en.gamma = s.partners;
+      en.gamma = MemberList(s.partners);
       rs.closed_compute += s.compute;
       ++rs.closed;
       ++steps_;
@@ -326,6 +326,7 @@ class StepStream::Impl {
       rs.waiters.clear();
     }
     rs.tracker->clear_closed();
+    rs.tracker->trim(256);
   }
 
   void queue(std::size_t r) {
@@ -467,21 +468,24 @@ class StepStream::Impl {
     row.mpi_s = tl_.duration(static_cast<int>(r), own.mpi);
     row.bytes_in = own.bytes_in;
     row.bytes_out = own.bytes_out;
-    row.partners = own.gamma;
-    // Keep the `keep_` largest misses (a heap on the smallest kept; NaN misses: the first ones).
-    // A heap whose front is the kept row that misses least.
+    // Keep the `keep_` largest misses (without MPM: the first ones) in a heap whose front is the
+    // kept row that misses least. The partner list is copied only into a row that is kept (a
+    // world collective's lists every rank).
     const auto smaller = [](const StepRow& a, const StepRow& b) { return misses_more(a, b); };
+    const bool keep = rows_.size() < keep_ || (mpm && misses_more(row, rows_.front()));
+    if (keep) row.partners = own.gamma.vector();
+    own.gamma = {};
+    if (!keep) return;
     if (!mpm) {
-      if (rows_.size() < keep_) rows_.push_back(std::move(row));
+      rows_.push_back(std::move(row));
     } else if (rows_.size() < keep_) {
       rows_.push_back(std::move(row));
       std::push_heap(rows_.begin(), rows_.end(), smaller);
-    } else if (misses_more(row, rows_.front())) {
+    } else {
       std::pop_heap(rows_.begin(), rows_.end(), smaller);
       rows_.back() = std::move(row);
       std::push_heap(rows_.begin(), rows_.end(), smaller);
     }
-    own.gamma = {};
   }
 
   void bsp(std::size_t r, std::uint32_t s) {
