@@ -116,9 +116,13 @@ bool RankEventReader::read(std::vector<Event>& out) {
   try {
     while (!decoder_ || decoder_->left() == 0) {
       decoder_.reset();
-      if (!problem_.empty() || !reader_.next(frame_)) return false;
+      if (!problem_.empty() || !reader_.next(frame_)) {
+        reader_.close_file();
+        return false;
+      }
       if (frame_.kind != FrameKind::Events) continue;
       decoder_.emplace(frame_.payload);
+      reader_.close_file();  // opened again for the next frame: no descriptor held per rank meanwhile
       if (decoder_->size() != frame_.count) throw TraceError("event count differs from its header");
     }
     decoder_->decode(out, chunk_);

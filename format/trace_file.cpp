@@ -135,6 +135,11 @@ bool TraceFileReader::fail(TraceEnd end, std::string what) {
 
 bool TraceFileReader::next(Frame& frame) {
   if (stopped_) return false;
+  if (!file_) {
+    file_.reset(std::fopen(path_.c_str(), "rb"));
+    if (!file_) return fail(TraceEnd::Truncated, fmt::format("cannot open it again: {}", std::strerror(errno)));
+    if (std::fseek(file_.get(), static_cast<long>(pos_), SEEK_SET) != 0) return fail(TraceEnd::Truncated, "seek failed");
+  }
   if (pos_ == file_bytes_) {
     stopped_ = true;
     end_ = saw_end_ ? TraceEnd::Complete : TraceEnd::Unfinished;

@@ -100,6 +100,9 @@ class TraceFileReader {
   // payload is not kept: `payload` is empty, and no buffer grows to the largest Steps frame.
   void check_step_payloads_only(bool check) { check_steps_ = check; }
   const std::string& problem() const { return problem_; }
+  // Closes the file until the next call of next(), which opens it again where it was: a reader
+  // kept for every rank of a large run must not hold a descriptor each.
+  void close_file() { file_.reset(); }
 
  private:
   bool fail(TraceEnd end, std::string what);

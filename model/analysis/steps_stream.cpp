@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -31,7 +32,8 @@ struct Entry {
   double phi = 0;
   std::vector<PendingPartner> incoming;
   std::vector<std::uint32_t> groups;
-  MemberList gamma;                 // the tracker's partner list (for the step table; the world's is shared)
+  MemberList gamma;                 // the tracker's partner list (for the step table)
+  MemberList gamma_members;         // and the members of the collective that closed the step, if it heard them all
   std::uint32_t open_receives = 0;  // receives and collectives whose partners are not known yet
   std::uint32_t open_sends = 0;     // messages and collectives that may still name this step
   std::uint32_t refs = 0;           // steps and groups not yet predicted that named this step
@@ -46,7 +48,7 @@ class StepRing {
   const Entry& operator[](std::size_t i) const { return buf_[(head_ + i) & (buf_.size() - 1)]; }
   void push_back() {
     if (n_ == buf_.size()) {
-      std::vector<Entry> bigger(std::max<std::size_t>(8, 2 * buf_.size()));
+      std::vector<Entry> bigger(std::max<std::size_t>(2, 2 * buf_.size()));
       for (std::size_t i = 0; i < n_; ++i) bigger[i] = std::move((*this)[i]);
       buf_ = std::move(bigger);
       head_ = 0;
@@ -148,10 +150,16 @@ class StepStream::Impl {
       rs.last_exit = std::max(rs.last_exit, e.t_exit);
     }
     const CommDef* def = e.comm < rs.def_of.size() ? rs.def_of[e.comm] : nullptr;
-    rs.tracker->feed(e, def ? std::span<const std::int32_t>(def->world_ranks) : std::span<const std::int32_t>{});
     const bool coll = is_collective_call(e);
+    // A collective in which this rank hears every member makes them all partners of its step: the
+    // tracker is not given them (a world collective would cost ranks squared over all trackers);
+    // the step keeps the shared member list instead, merged into its partners where a row needs it.
+    const Role role = op_role(e.op);
+    const bool hears_all = coll && def && (role == Role::CollAll || (role == Role::CollRootIn && (e.flags & kRoot)));
+    rs.tracker->feed(e, def && !hears_all ? std::span<const std::int32_t>(def->world_ranks) : std::span<const std::int32_t>{});
     const std::uint32_t step = rs.tracker->current_index() - (coll ? 1 : 0) - 1;
     take_closed(r);
+    if (hears_all && step >= rs.base) entry(r, step).gamma_members = def->world_ranks;
     if (step < rs.base) return {};  // cannot happen in one thread's order
     entry(r, step);
     // Machine terms of this record go to its step.
@@ -473,8 +481,19 @@ class StepStream::Impl {
     // world collective's lists every rank).
     const auto smaller = [](const StepRow& a, const StepRow& b) { return misses_more(a, b); };
     const bool keep = rows_.size() < keep_ || (mpm && misses_more(row, rows_.front()));
-    if (keep) row.partners = own.gamma.vector();
+    if (keep) {
+      if (own.gamma_members.empty()) {
+        row.partners = own.gamma.vector();
+      } else {  // sorted union, as the tracker's own list would be with every member in it
+        std::vector<std::int32_t> members(own.gamma_members.begin(), own.gamma_members.end());
+        std::erase_if(members, [](std::int32_t m) { return m < 0; });
+        std::sort(members.begin(), members.end());
+        std::set_union(own.gamma.begin(), own.gamma.end(), members.begin(), members.end(),
+                       std::back_inserter(row.partners));
+      }
+    }
     own.gamma = {};
+    own.gamma_members = {};
     if (!keep) return;
     if (!mpm) {
       rows_.push_back(std::move(row));
