@@ -109,6 +109,7 @@ RankTrace read_rank_metadata(const std::string& path) { return read_rank(path, t
 RankEventReader::RankEventReader(const std::string& path, std::size_t chunk)
     : reader_(path), chunk_(std::max<std::size_t>(chunk, 1)) {
   reader_.check_step_payloads_only(true);
+  reader_.close_file();  // until the first read: readers for every rank may be made at once
 }
 
 bool RankEventReader::read(std::vector<Event>& out) {
