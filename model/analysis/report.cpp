@@ -1,4 +1,5 @@
 #include "model/analysis/report.hpp"
+#include "model/analysis/report_parts.hpp"
 
 #include <cmath>
 #include <limits>
@@ -15,23 +16,9 @@
 namespace mstep::model {
 namespace {
 
-constexpr std::size_t kMaxUnmatchedShown = 10;
-
-ModelResult result(std::string name, double actual, double predicted) {
-  ModelResult m;
-  m.name = std::move(name);
-  m.available = true;
-  m.predicted_s = predicted;
-  m.error_pct = error_pct(actual, predicted);
-  return m;
-}
-
-ModelResult missing(std::string name, std::string note) {
-  ModelResult m;
-  m.name = std::move(name);
-  m.note = std::move(note);
-  return m;
-}
+using detail::kMaxUnmatchedShown;
+using detail::missing;
+using detail::result;
 
 // Ranks that called MPI from several threads: what holds is said, what does not is not computed.
 void report_multithreaded(Report& rep, const std::vector<int>& threaded, const std::vector<const RankTrace*>& ranks,

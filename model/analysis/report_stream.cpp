@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "model/analysis/report.hpp"
+#include "model/analysis/report_parts.hpp"
 #include "model/analysis/steps_stream.hpp"
 #include "model/replay/replay.hpp"
 #include "model/trace/stream_pass.hpp"
@@ -16,23 +17,9 @@
 namespace mstep::model {
 namespace {
 
-constexpr std::size_t kMaxUnmatchedShown = 10;
-
-ModelResult result(std::string name, double actual, double predicted) {
-  ModelResult m;
-  m.name = std::move(name);
-  m.available = true;
-  m.predicted_s = predicted;
-  m.error_pct = error_pct(actual, predicted);
-  return m;
-}
-
-ModelResult missing(std::string name, std::string note) {
-  ModelResult m;
-  m.name = std::move(name);
-  m.note = std::move(note);
-  return m;
-}
+using detail::kMaxUnmatchedShown;
+using detail::missing;
+using detail::result;
 
 // What the report takes from each record, message and collective as the pass hands them.
 class ReportVisitor final : public StreamVisitor {
