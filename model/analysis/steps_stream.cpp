@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "format/step_tracker.hpp"
+#include "model/cost/bspwb_stream.hpp"
 #include "model/trace/matching.hpp"
 
 namespace mstep::model {
@@ -101,13 +102,6 @@ RecordTag make_tag(Kind k, std::uint32_t step, std::uint64_t before) {
 Kind kind_of(RecordTag t) { return static_cast<Kind>(t.a >> 32); }
 std::uint32_t step_of(RecordTag t) { return static_cast<std::uint32_t>(t.a); }
 
-struct BspAcc {
-  double max_w = 0;
-  double max_comm = std::numeric_limits<double>::lowest();
-  double max_extra = 0;
-  bool any_traffic = false;
-  std::uint32_t ranks = 0;
-};
 
 }  // namespace
 
@@ -131,6 +125,7 @@ class StepStream::Impl {
       rs.tracker.emplace(static_cast<std::int32_t>(r), static_cast<std::int32_t>(P), metas[r]->events.front().t_enter);
     }
     zero_ = std::isfinite(zero) ? zero : 0.0;
+    if (params_) bsp_.emplace(*params_, P, present_);
     for (const MachineCharge& c : charges)
       if (c.rank >= 0 && static_cast<std::size_t>(c.rank) < P) ranks_[static_cast<std::size_t>(c.rank)].charges.push_back(c);
     for (RankStepState& rs : ranks_)
@@ -273,9 +268,8 @@ class StepStream::Impl {
     rs.tracker->finish(rs.last_t_exit);
     take_closed(r);
     rs.tracker.reset();
-    ended_steps_.insert(std::upper_bound(ended_steps_.begin(), ended_steps_.end(), rs.closed), rs.closed);
     drain();
-    bsp_flush(false);
+    if (bsp_) bsp_->rank_ended(rs.closed);
   }
 
   StreamedSteps finish() {
@@ -285,8 +279,7 @@ class StepStream::Impl {
     out.steps = steps_;
     out.peak_steps_held = peak_held_;
     if (params_) {
-      bsp_flush(true);
-      out.bspwb_total = bsp_T_;
+      out.bspwb_total = bsp_->total();
       std::uint64_t unevaluated = 0;
       double psi = 0;
       for (std::size_t r = 0; r < ranks_.size(); ++r) {
@@ -508,36 +501,9 @@ class StepStream::Impl {
   }
 
   void bsp(std::size_t r, std::uint32_t s) {
-    if (!params_) return;
+    if (!bsp_) return;
     const Entry& own = entry(r, s);
-    while (bsp_base_ + bsp_.size() <= s) bsp_.emplace_back();
-    BspAcc& a = bsp_[s - bsp_base_];
-    const double h = h_of(own);
-    a.max_w = std::max(a.max_w, w_of(r, own));
-    a.max_comm = std::max(a.max_comm, params_->g * h + params_->L + own.extra);
-    a.max_extra = std::max(a.max_extra, own.extra);
-    a.any_traffic = a.any_traffic || h > 0;
-    ++a.ranks;
-    if (s == bsp_base_) bsp_flush(false);
-  }
-
-  // BSPWB's T(s) = T(s-1) + max_i w(s,i) + max_i (g*h(s,i) + L + extra(s,i)), summed in step
-  // order as soon as every rank has either given step s or ended without one (a ghost step: w = 0,
-  // h = 0, so it still contributes L). `all`: the pass is over, sum the rest.
-  void bsp_flush(bool all) {
-    if (!params_) return;
-    while (!bsp_.empty()) {
-      const BspAcc& a = bsp_.front();
-      const auto ended_without = static_cast<std::size_t>(
-          std::upper_bound(ended_steps_.begin(), ended_steps_.end(), bsp_base_) - ended_steps_.begin());
-      if (!all && a.ranks + ended_without < present_) return;
-      double max_comm = a.max_comm;
-      if (a.ranks < ranks_.size()) max_comm = std::max(max_comm, params_->L);
-      if (!a.any_traffic && !params_->latency_on_empty_steps) max_comm = a.max_extra;
-      bsp_T_ += a.max_w + max_comm;
-      bsp_.pop_front();
-      ++bsp_base_;
-    }
+    bsp_->step(s, w_of(r, own), h_of(own), own.extra);
   }
 
   // Drops the rank's oldest steps that nothing can name any more.
@@ -566,12 +532,9 @@ class StepStream::Impl {
   std::vector<std::size_t> work_;
   std::vector<std::uint32_t> queue_prune_;
   bool draining_ = false;
-  std::deque<BspAcc> bsp_;  // step indices bsp_base_.. not yet summed
+  std::optional<BspwbStream> bsp_;
   std::vector<StepRow> rows_;
   std::vector<double> last_phi_ = std::vector<double>(ranks_.size(), 0.0);  // Phi of each rank's latest step
-  std::vector<std::uint32_t> ended_steps_;  // step counts of the ranks that ended, sorted
-  std::uint32_t bsp_base_ = 0;              // step index of bsp_.front()
-  double bsp_T_ = 0;
   std::uint64_t steps_ = 0;
   std::size_t held_ = 0, peak_held_ = 0;
 };

@@ -4,10 +4,12 @@
 // that leave before their sender's step has finished computing).
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "model/cost/bspwb.hpp"
+#include "model/cost/bspwb_stream.hpp"
 #include "model/trace/step_alignment.hpp"
 
 using namespace mstep::model;
@@ -528,4 +530,45 @@ TEST_CASE("MPM: a partner group is the same as listing its members as partners o
   bad.members.push_back(Partner{0, 5, -1});
   CHECK_THROWS_WITH(mpm(grouped, p, std::vector<PartnerGroup>{bad}),
                     "MPM: partner group 0 names rank 0 step 5, which does not exist");
+}
+
+TEST_CASE("BSPWB summed as steps come in, ranks interleaved, equals bspwb() to the bit", "[bspwb][stream]") {
+  std::mt19937_64 rng(7);
+  auto uniform = [&](double lo, double hi) { return lo + (hi - lo) * static_cast<double>(rng() % 1000000) / 1e6; };
+  for (const bool latency_on_empty : {true, false}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      // 6 ranks of 0 to 40 steps (ghost steps where a rank has fewer), one rank without a trace.
+      std::vector<RankSteps> ranks(6);
+      for (std::size_t r = 0; r + 1 < ranks.size(); ++r) {
+        ranks[r].resize(rng() % 41);
+        for (StepRecord& s : ranks[r]) {
+          s.w = uniform(0, 1e-3);
+          s.in_bytes = rng() % 3 == 0 ? 0 : rng() % 100000;
+          s.out_bytes = rng() % 3 == 0 ? 0 : rng() % 100000;
+          s.extra = rng() % 4 == 0 ? uniform(0, 1e-5) : 0.0;
+        }
+      }
+      BspParams p;
+      p.g = 1e-9;
+      p.L = 2e-6;
+      p.latency_on_empty_steps = latency_on_empty;
+      const double whole = bspwb(ranks, p).total;
+      BspwbStream stream(p, ranks.size(), ranks.size() - 1);
+      std::vector<std::size_t> next(ranks.size(), 0);
+      std::vector<bool> ended(ranks.size(), false);
+      for (std::size_t left = ranks.size() - 1; left > 0;) {
+        const std::size_t r = rng() % (ranks.size() - 1);
+        if (ended[r]) continue;
+        if (next[r] < ranks[r].size()) {
+          const StepRecord& s = ranks[r][next[r]];
+          stream.step(static_cast<std::uint32_t>(next[r]++), s.w, h_relation(s, p.combine), s.extra);
+        } else {
+          stream.rank_ended(static_cast<std::uint32_t>(ranks[r].size()));
+          ended[r] = true;
+          --left;
+        }
+      }
+      CHECK(stream.total() == whole);
+    }
+  }
 }
