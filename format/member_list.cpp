@@ -31,6 +31,12 @@ MemberList MemberList::identity(std::size_t n) {
   MemberList m;
   m.identity_ = n > 0;
   if (n == 0) return m;
+  // The size asked for last, per thread: an analysis asks for the same few sizes millions of times.
+  thread_local std::shared_ptr<const std::vector<std::int32_t>> last;
+  if (last && last->size() == n) {
+    m.ranks_ = last;
+    return m;
+  }
   const std::lock_guard lock(mutex);
   auto& p = shared[n];
   if (!p) {
@@ -39,6 +45,7 @@ MemberList MemberList::identity(std::size_t n) {
     p = std::make_shared<const std::vector<std::int32_t>>(std::move(v));
   }
   m.ranks_ = p;
+  last = p;
   return m;
 }
 
