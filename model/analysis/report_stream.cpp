@@ -141,7 +141,7 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
     if (params && params->linear) linear_s = {replay_linear(input, params->linear->model, cold).predicted_s};
   };
   std::future<void> beside;
-  if (jobs > 1) beside = std::async(std::launch::async, others);
+  if (jobs > 1 && params && (params->loggps || params->linear)) beside = std::async(std::launch::async, others);
   if (params && params->loggps) {
     ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
     loggps_s = {loggps.predicted_s};
