@@ -1,5 +1,6 @@
 // build_report_streamed: the report of a trace too large to hold, from one streaming pass over
 // its rank files (model/trace/stream_pass.hpp) and the replays read a frame at a time.
+#include <algorithm>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -131,7 +132,11 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   // The replays first, each reading the rank files a frame at a time: the LogGPS replay's machine
   // terms (cold start, fresh buffers) are charged to the step models too, as build_report does.
   const Matching none;
-  const ReplayInput input{ranks, none, timeline, kReplayWindow, files};
+  // The replays' windows shrink with the ranks (any window gives the same times): about 64 MiB of
+  // records in all, 16 to kReplayWindow a rank.
+  const auto window = static_cast<std::uint32_t>(std::clamp<std::size_t>(
+      (std::size_t{64} << 20) / (sizeof(Event) * std::max<std::size_t>(ranks.size(), 1)), 16, kReplayWindow));
+  const ReplayInput input{ranks, none, timeline, window, files};
   const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
   std::vector<MachineCharge> charges;
   std::vector<double> loggp_s, loggps_s, linear_s;
