@@ -121,6 +121,7 @@ bool RankEventReader::read(std::vector<Event>& out) {
         reader_.close_file();
         return false;
       }
+      if (frame_.kind == FrameKind::Steps) steps_ += frame_.count;
       if (frame_.kind != FrameKind::Events) continue;
       decoder_.emplace(frame_.payload);
       reader_.close_file();  // opened again for the next frame: no descriptor held per rank meanwhile

@@ -53,12 +53,17 @@ class RankEventReader {
   // (problem() says which; the records before it were all handed out).
   bool read(std::vector<Event>& out);
   const std::string& problem() const { return problem_.empty() ? reader_.problem() : problem_; }
+  // Once read() returned false: how the file ended (Complete: read to its End frame).
+  TraceEnd end() const { return problem_.empty() ? reader_.end_state() : TraceEnd::Corrupt; }
+  // M-step records in the Steps frames read so far (their payloads checked, not kept).
+  std::uint64_t steps() const { return steps_; }
 
  private:
   TraceFileReader reader_;
   Frame frame_;
   std::optional<EventFrameDecoder> decoder_;  // of frame_'s payload
   std::size_t chunk_;
+  std::uint64_t steps_ = 0;
   std::string problem_;  // a frame whose records could not be decoded
 };
 

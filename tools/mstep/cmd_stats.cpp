@@ -2,6 +2,8 @@
 #include <array>
 #include <map>
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -30,25 +32,45 @@ struct RankStats {
   std::string status;
 };
 
-RankStats count(const RankTrace& t, int rank) {
+// One rank's records counted as they are read, a chunk at a time: memory does not grow with the
+// trace. A frame found damaged here (the metadata read skips payloads) ends the rank as it would
+// for a whole read, and is added to the trace's problems.
+RankStats count(TraceDir& d, int rank) {
+  const RankTrace& t = *d.ranks[static_cast<std::size_t>(rank)];
   RankStats s;
   s.rank = rank;
-  s.events = t.events.size();
-  s.steps = t.steps.size();
   s.trace_bytes = t.file_bytes;
-  s.status = trace_end_name(t.end);
   const double spt = seconds_per_tick(t);
-  for (const Event& e : t.events) {
-    OpTotals& o = s.ops[static_cast<std::size_t>(e.op)];
-    o.send_bytes += e.send_bytes;
-    o.recv_bytes += e.recv_bytes;
-    if (e.continuation()) continue;  // same call as the record before
-    const double d = static_cast<double>(e.t_exit - e.t_enter) * spt;
-    ++o.calls;
-    o.seconds += d;
-    if (e.op == Op::ToolFlush) s.tool_seconds += d;
-    else s.mpi_seconds += d;
+  RankEventReader reader(t.path);
+  std::vector<Event> chunk;
+  std::optional<Event> last;
+  while (reader.read(chunk)) {
+    s.events += chunk.size();
+    if (!chunk.empty()) last = chunk.back();
+    for (const Event& e : chunk) {
+      OpTotals& o = s.ops[static_cast<std::size_t>(e.op)];
+      o.send_bytes += e.send_bytes;
+      o.recv_bytes += e.recv_bytes;
+      if (e.continuation()) continue;  // same call as the record before
+      const double dur = static_cast<double>(e.t_exit - e.t_enter) * spt;
+      ++o.calls;
+      o.seconds += dur;
+      if (e.op == Op::ToolFlush) s.tool_seconds += dur;
+      else s.mpi_seconds += dur;
+    }
+    chunk.clear();
   }
+  s.steps = reader.steps();
+  TraceEnd end = t.end;
+  if ((end == TraceEnd::Complete || end == TraceEnd::Unfinished) && reader.end() == TraceEnd::Corrupt) {
+    end = TraceEnd::Corrupt;
+    d.states[static_cast<std::size_t>(rank)] = RankState::Corrupt;
+    d.problems.push_back(reader.problem() + " (the events before it are kept)");
+  }
+  s.status = trace_end_name(end);
+  if (last && last->op == Op::Abort && t.events_on_disk > 0)  // (a whole read already said so)
+    d.problems.push_back(fmt::format("{}: the rank called MPI_Abort (error code {}): the run was aborted", t.path,
+                                     last->tag));
   return s;
 }
 
@@ -146,12 +168,12 @@ void add_stats(CLI::App& app) {
   cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
   add_format_option(*cmd, o->format);
   cmd->callback([o] {
-    const TraceDir d = load_trace_dir(o->dir);
+    TraceDir d = load_trace_dir(o->dir, std::nullopt, {}, true);  // the records are counted as they are read
     // Every rank has a row: a missing or unreadable one says so, with nothing counted.
     std::vector<RankStats> ranks;
     for (std::size_t r = 0; r < d.ranks.size(); ++r) {
       if (d.ranks[r]) {
-        ranks.push_back(count(*d.ranks[r], static_cast<int>(r)));
+        ranks.push_back(count(d, static_cast<int>(r)));
       } else {
         RankStats missing;
         missing.rank = static_cast<int>(r);
