@@ -45,7 +45,7 @@ class ReportVisitor final : public StreamVisitor {
     return tag;
   }
   void message(const StreamedMessage& m) override {
-    meter_.message(m.message, m.send, m.post, m.done, m.done_call, m.single);
+    meter_.message(m);
     steps_.message(m);
   }
   void unmatched(std::int32_t rank, std::uint32_t, RecordTag tag) override { steps_.unmatched(rank, tag); }
@@ -76,20 +76,30 @@ class ReportVisitor final : public StreamVisitor {
   std::vector<std::optional<Event>> last_;
 };
 
+// What stream_pass takes of a trace loaded with metadata_only: each rank's metadata and its file.
+struct StreamInputs {
+  std::vector<const RankTrace*> ranks;
+  std::vector<std::string> files;
+};
+StreamInputs stream_inputs(const TraceDir& trace) {
+  StreamInputs in;
+  in.files.resize(trace.ranks.size());
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    in.ranks.push_back(trace.ranks[r] ? &*trace.ranks[r] : nullptr);
+    if (trace.ranks[r]) in.files[r] = trace.ranks[r]->path;
+  }
+  return in;
+}
+
 }  // namespace
 
 std::vector<WaitSite> measure_waits_streamed(const TraceDir& trace, const WaitOptions& options) {
-  std::vector<const RankTrace*> ranks;
-  std::vector<std::string> files(trace.ranks.size());
-  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    ranks.push_back(trace.ranks[r] ? &*trace.ranks[r] : nullptr);
-    if (trace.ranks[r]) files[r] = trace.ranks[r]->path;
-  }
+  const auto [ranks, files] = stream_inputs(trace);
   const Timeline timeline(ranks);
   struct Waits final : StreamVisitor {
     explicit Waits(WaitMeter& m) : meter(m) {}
     WaitMeter& meter;
-    void message(const StreamedMessage& m) override { meter.message(m.message, m.send, m.post, m.done, m.done_call, m.single); }
+    void message(const StreamedMessage& m) override { meter.message(m); }
     void call_complete(std::int32_t rank, std::uint32_t call) override { meter.call_complete(rank, call); }
     void collective(std::span<const StreamedMember> members) override { meter.collective(members); }
   };
@@ -117,12 +127,7 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   rep.ranks = static_cast<int>(trace.ranks.size());
   rep.problems = trace.problems;
 
-  std::vector<const RankTrace*> ranks;
-  std::vector<std::string> files(trace.ranks.size());
-  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    ranks.push_back(trace.ranks[r] ? &*trace.ranks[r] : nullptr);
-    if (trace.ranks[r]) files[r] = trace.ranks[r]->path;
-  }
+  const auto [ranks, files] = stream_inputs(trace);
   const Timeline timeline(ranks);
   for (const int r : timeline.unplaced())
     rep.problems.push_back(fmt::format(

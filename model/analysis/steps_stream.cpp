@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <iterator>
 #include <limits>
-#include <map>
 #include <unordered_map>
 
 #include <fmt/format.h>

@@ -130,7 +130,7 @@ std::vector<WaitSite> measure_waits(std::span<const RankTrace* const> ranks, con
   for (const auto& calls : collective_instances(ranks)) {
     members.clear();
     for (const auto& c : calls)
-      members.push_back({c.rank, c.event, ranks[static_cast<std::size_t>(c.rank)]->events[c.event]});
+      members.push_back({c.rank, c.event, ranks[static_cast<std::size_t>(c.rank)]->events[c.event], {}});
     meter.collective(members);
   }
   return meter.sites();

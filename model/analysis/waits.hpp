@@ -47,6 +47,8 @@ class WaitMeter {
   // `single`: the call completed no other receive (its wait is final now; no call_complete).
   void message(const Message& m, const Event& send, const Event& post, const Event& done, std::uint32_t done_call,
                bool single = false);
+  // A message as the streaming pass hands it.
+  void message(const StreamedMessage& m) { message(m.message, m.send, m.post, m.done, m.done_call, m.single); }
   // Every message of that call has been given: a call that completed several waited once, its
   // longest wait.
   void call_complete(std::int32_t rank, std::uint32_t call);
