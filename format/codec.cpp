@@ -8,6 +8,12 @@
 namespace mstep {
 namespace {
 
+// A value plus a decoded difference, wrapping as the encoder's differences do: a corrupted
+// difference gives a wrong value (caught by the checks after it), never signed overflow.
+std::int64_t plus(std::int64_t a, std::int64_t b) {
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+}
+
 // Field-presence mask of one event: a field is written only when it differs from the previous
 // event's (or, for byte counts and requests, when it is not zero). Repetitive traffic then costs
 // little more than its two time deltas, before zstd sees it.
@@ -155,16 +161,16 @@ void EventFrameDecoder::decode(std::vector<Event>& out, std::size_t limit) {
       e.t_enter = prev.t_exit + static_cast<std::uint64_t>(times_.zigzag());
       e.t_exit = e.t_enter + static_cast<std::uint64_t>(times_.zigzag());
     }
-    e.peer = (mask & kPeerChanged) ? static_cast<std::int32_t>(prev.peer + fields_.zigzag()) : prev.peer;
-    e.tag = (mask & kTagChanged) ? static_cast<std::int32_t>(prev.tag + fields_.zigzag()) : prev.tag;
+    e.peer = (mask & kPeerChanged) ? static_cast<std::int32_t>(plus(prev.peer, fields_.zigzag())) : prev.peer;
+    e.tag = (mask & kTagChanged) ? static_cast<std::int32_t>(plus(prev.tag, fields_.zigzag())) : prev.tag;
     e.comm = (mask & kCommChanged) ? static_cast<std::uint16_t>(fields_.varint()) : prev.comm;
     e.callsite = (mask & kCallsiteChanged)
-                     ? static_cast<std::uint32_t>(prev.callsite + fields_.zigzag())
+                     ? static_cast<std::uint32_t>(plus(prev.callsite, fields_.zigzag()))
                      : prev.callsite;
     if (mask & kHasSendBytes) e.send_bytes = fields_.varint();
     if (mask & kHasRecvBytes) e.recv_bytes = fields_.varint();
     if (mask & kHasRequest) {
-      e.request = static_cast<std::uint32_t>(prev_request_ + fields_.zigzag());
+      e.request = static_cast<std::uint32_t>(plus(prev_request_, fields_.zigzag()));
       prev_request_ = e.request;
     }
     out.push_back(e);
@@ -237,7 +243,7 @@ void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>
   std::uint64_t last_end = 0;
   for (std::size_t i = 0; i < n; ++i) {
     StepRecord s;
-    s.index = static_cast<std::uint32_t>(last_index + t.zigzag());
+    s.index = static_cast<std::uint32_t>(plus(last_index, t.zigzag()));
     s.begin = last_end + static_cast<std::uint64_t>(t.zigzag());
     s.end = s.begin + t.varint();
     s.compute = t.varint();
@@ -250,7 +256,7 @@ void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>
     s.partners.reserve(np);
     std::int64_t prev = 0;
     for (std::size_t k = 0; k < np; ++k) {
-      prev += p.zigzag();
+      prev = plus(prev, p.zigzag());
       s.partners.push_back(static_cast<std::int32_t>(prev));
     }
     last_index = s.index;
