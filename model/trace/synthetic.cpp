@@ -274,7 +274,7 @@ void collective_loop(Gen& g, std::size_t iterations, Op op) {
       Event e = call(op, a[static_cast<std::size_t>(r)], done);
       if (op == Op::Bcast) {
         e.peer = 0;  // the root
-        if (r == 0) e.flags = kRoot, e.send_bytes = bytes;
+        if (r == 0) e.flags = kRoot, e.send_bytes = bytes * static_cast<std::uint64_t>(std::max(n - 1, 1));  // m (n-1): share/trace-format.md
         else e.recv_bytes = bytes;
       } else {
         e.send_bytes = e.recv_bytes = bytes;

@@ -1,0 +1,184 @@
+#include "model/analysis/advise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "model/replay/replay.hpp"
+#include "model/replay/replay_collectives.hpp"
+#include "model/trace/matching.hpp"
+#include "model/trace/timeline.hpp"
+
+namespace mstep::model {
+
+BroadcastPair uniform_broadcast_pair(const LogGPSParams& p, std::uint64_t bytes) {
+  const LogGPS m{p};
+  // The receiver is already waiting (it entered the broadcast with everyone): tr <= ts, so T4 is
+  // its floor o + L + o.
+  const double busy = m.send_time(bytes, 0.0, 0.0);
+  const double injection = std::max(p.g, busy);
+  return {m.end_to_end(bytes, 0.0, 0.0) - injection, injection};
+}
+
+BroadcastNetwork uniform_broadcast_network(std::uint32_t nodes, BroadcastPair pair) {
+  BroadcastNetwork net;
+  net.nodes = nodes;
+  const std::size_t cells = std::size_t{nodes} * nodes;
+  net.latency.assign(cells, pair.latency);
+  net.injection.assign(cells, pair.injection);
+  return net;
+}
+
+BroadcastNetwork broadcast_subnetwork(const BroadcastParams& calibrated, std::span<const std::int32_t> members,
+                                      const LogGPSParams& p, std::uint64_t bytes) {
+  const std::size_t table = calibrated.network.nodes;
+  for (const std::int32_t m : members)
+    if (m < 0 || static_cast<std::size_t>(m) >= table) return {};
+  const BroadcastPair there = uniform_broadcast_pair(p, calibrated.bytes);
+  const BroadcastPair here = uniform_broadcast_pair(p, bytes);
+  const double dw = here.latency - there.latency, dD = here.injection - there.injection;
+  BroadcastNetwork net;
+  net.nodes = members.size();
+  net.latency.resize(net.nodes * net.nodes);
+  net.injection.resize(net.nodes * net.nodes);
+  for (std::size_t u = 0; u < net.nodes; ++u) {
+    for (std::size_t v = 0; v < net.nodes; ++v) {
+      const auto a = static_cast<std::size_t>(members[u]), b = static_cast<std::size_t>(members[v]);
+      net.latency[u * net.nodes + v] = calibrated.network.w(a, b) + dw;
+      net.injection[u * net.nodes + v] = calibrated.network.D(a, b) + dD;
+    }
+  }
+  return net;
+}
+
+double isolated_collective_s(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t bytes,
+                             const LogGPSParams& p) {
+  if (n <= 1) return 0;
+  // Every member: MPI_Init, the collective and MPI_Finalize, all at one instant, so the replay's
+  // zero is the collective's start and each member's finish is when the collective returned.
+  constexpr std::uint64_t kAt = 1'000'000;
+  const MemberList world = MemberList::identity(n);
+  std::vector<RankTrace> traces(n);
+  for (std::uint32_t r = 0; r < n; ++r) {
+    RankTrace& t = traces[r];
+    t.path = "isolated";
+    t.header.rank = static_cast<std::int32_t>(r);
+    t.header.world_size = static_cast<std::int32_t>(n);
+    t.header.clock_kind = 1;
+    t.header.ticks_per_second = 1e9;
+    t.comms.push_back(CommDef{0, false, world});
+    Event init, coll, fin;
+    init.op = Op::Init, fin.op = Op::Finalize, coll.op = op;
+    init.t_enter = init.t_exit = coll.t_enter = coll.t_exit = fin.t_enter = fin.t_exit = kAt;
+    if (op == Op::Bcast) {
+      coll.peer = static_cast<std::int32_t>(root);
+      if (r == root) coll.flags = kRoot, coll.send_bytes = bytes * (n - 1);  // share/trace-format.md
+      else coll.recv_bytes = bytes;
+    }
+    t.events = {init, coll, fin};
+    t.event_thread.assign(3, 0);
+    t.end = TraceEnd::Complete;
+    t.clocks.push_back(ClockSync{ClockSync::AtInit, kAt, static_cast<std::int64_t>(kAt), 0, 0});
+    t.clocks.push_back(ClockSync{ClockSync::AtFinalize, kAt, static_cast<std::int64_t>(kAt), 0, 0});
+  }
+  std::vector<const RankTrace*> ranks;
+  ranks.reserve(n);
+  for (const RankTrace& t : traces) ranks.push_back(&t);
+  const Matching matching = match_messages(ranks);
+  const Timeline timeline(ranks);
+  const ReplayInput in{ranks, matching, timeline, 0};
+  return replay_loggps(in, p).predicted_s;
+}
+
+namespace {
+
+std::string arity_name(std::uint32_t n) { return fmt::format("combining tree (n={})", n); }
+
+void barrier_algorithms(CollectiveAdvice& a, const LogGPSParams& p) {
+  const LogPBarrierParams b{p.L, p.o, p.o, p.g};
+  const std::uint32_t P = a.site.comm_size;
+  a.network = "LogP from LogGPS (L, o_s = o_r = o, g)";
+  a.algorithms.push_back({"central counter", central_counter_barrier(b, P), false});
+  for (const std::uint32_t n : {2u, 4u, 8u}) a.algorithms.push_back({arity_name(n), combining_tree_barrier(b, P, n), false});
+  a.algorithms.push_back({"dissemination", dissemination_barrier(b, P), false});
+}
+
+void bcast_algorithms(CollectiveAdvice& a, const CalibrationParams& params, const LogGPSParams& p,
+                      const CollShape& mpich) {
+  const CollectiveSite& s = a.site;
+  if (s.comm_size > kAdviseMaxScheduleRanks) {
+    a.notes.push_back(fmt::format("broadcast schedules not built for {} ranks (above {}: their network is a table "
+                                  "of every pair)", s.comm_size, kAdviseMaxScheduleRanks));
+    return;
+  }
+  BroadcastNetwork net;
+  bool pairs = false;
+  if (params.broadcast && s.members.size() == s.comm_size)
+    net = broadcast_subnetwork(*params.broadcast, s.members, p, s.bytes);
+  if (net.nodes != 0) {
+    pairs = true;
+    a.network = fmt::format("calibrated pairs ({} B, moved to {} B by LogGPS)", params.broadcast->bytes, s.bytes);
+  } else {
+    const BroadcastPair pair = uniform_broadcast_pair(p, s.bytes);
+    net = uniform_broadcast_network(s.comm_size, pair);
+    a.network = "uniform LogGPS";
+    if (params.broadcast)
+      a.notes.push_back("the calibrated pairs do not cover this communicator's ranks: every pair is LogGPS's");
+  }
+  const std::uint32_t root = std::min(s.root, s.comm_size - 1);
+  a.algorithms.push_back({"flat tree", flat_tree_time(net, root), false});
+  a.algorithms.push_back({"binomial tree", binomial_tree_time(net, root, BinomialOrder::Mpich), false});
+  const EssspTree e = esssp_tree(net, root);
+  a.algorithms.push_back({"E-SSSP", completion_time(e.tree, net), false});
+  a.algorithms.push_back({"E-SSSP + labeling", completion_time(label_tree(e.tree, net).tree, net), false});
+  // On calibrated pairs MPICH's binomial tree is timed on them too, not by the uniform replay.
+  if (pairs && mpich.algo == CollAlgo::BcastBinomial) {
+    a.algorithms.front().predicted_s = a.algorithms[2].predicted_s;
+    a.notes.push_back("MPICH's binomial tree timed on the calibrated pairs");
+  }
+}
+
+}  // namespace
+
+CollectiveAdvice advise_collective(const CollectiveSite& site, const CalibrationParams& params) {
+  if (!params.loggps) throw std::invalid_argument("collective advice needs LogGPS parameters");
+  if (site.op != Op::Barrier && site.op != Op::Bcast)
+    throw std::invalid_argument(fmt::format("no advice for {}: only MPI_Barrier and MPI_Bcast", mpi_name(site.op)));
+  if (site.comm_size == 0) throw std::invalid_argument("collective advice: a communicator of 0 ranks");
+  const LogGPSParams& p = *params.loggps;
+  CollectiveAdvice a;
+  a.site = site;
+  const CollShape mpich = choose_collective(site.op, site.comm_size, site.root, site.bytes);
+  AlgorithmEstimate deflt{fmt::format("MPICH default: {}", coll_algo_name(mpich.algo)), 0, true};
+  if (site.comm_size <= kAdviseMaxReplayRanks) {
+    deflt.predicted_s = isolated_collective_s(site.op, site.comm_size, site.root, site.bytes, p);
+  } else {
+    deflt.predicted_s = std::numeric_limits<double>::quiet_NaN();
+    a.notes.push_back(fmt::format("MPICH's default not replayed for {} ranks (above {})", site.comm_size,
+                                  kAdviseMaxReplayRanks));
+  }
+  a.algorithms.push_back(deflt);
+  if (site.op == Op::Barrier) barrier_algorithms(a, p);
+  else bcast_algorithms(a, params, p, mpich);
+
+  a.default_s = a.algorithms.front().predicted_s;
+  const AlgorithmEstimate* best = nullptr;
+  for (const AlgorithmEstimate& e : a.algorithms) {
+    if (std::isnan(e.predicted_s)) continue;
+    if (!best || e.predicted_s < best->predicted_s) best = &e;  // strict: the default wins a tie
+  }
+  if (best) {
+    a.best = best->name;
+    a.best_s = best->predicted_s;
+  }
+  if (best && !std::isnan(a.default_s)) {
+    a.gain_per_call_s = a.default_s - a.best_s;
+    a.gain_s = a.gain_per_call_s * site.calls_per_rank();
+  }
+  return a;
+}
+
+}  // namespace mstep::model

@@ -1,0 +1,153 @@
+// Collective advice (model/analysis/advise.hpp) against values worked out by hand from MODELS.md
+// sections 3 and 4, and MPICH's default as the LogGPS replay charges it.
+#include <catch2/catch.hpp>
+
+#include <stdexcept>
+#include <vector>
+
+#include "model/analysis/advise.hpp"
+
+using namespace mstep::model;
+using mstep::Op;
+
+namespace {
+
+constexpr double us = 1e-6;
+
+// L 2 us, o 1 us, g 0.5 us, 1 ns per byte on the wire, rendezvous from 1000 bytes.
+LogGPSParams small_net() {
+  LogGPSParams p;
+  p.L = 2 * us, p.o = 1 * us, p.g = 0.5 * us, p.Gs = p.Gl = 1e-9, p.S = 1000;
+  return p;
+}
+
+CalibrationParams with(const LogGPSParams& p) {
+  CalibrationParams c;
+  c.loggps = p;
+  return c;
+}
+
+CollectiveSite site(Op op, std::uint32_t P, std::uint64_t bytes, std::uint64_t calls_per_rank) {
+  CollectiveSite s;
+  s.op = op, s.comm_size = P, s.bytes = bytes, s.ranks = P, s.records = calls_per_rank * P;
+  for (std::uint32_t r = 0; r < P; ++r) s.members.push_back(static_cast<std::int32_t>(r));
+  return s;
+}
+
+const AlgorithmEstimate& named(const CollectiveAdvice& a, const std::string& name) {
+  for (const auto& e : a.algorithms)
+    if (e.name == name) return e;
+  FAIL("no algorithm " << name);
+  throw std::logic_error("unreachable");
+}
+
+}  // namespace
+
+TEST_CASE("advise: w and D of a uniform LogGPS network", "[advise]") {
+  // 8 bytes, eager: busy T1 = o = 1 us; end to end T1 + T2 + T3 = 1 + (2 + 0.008) + 1.
+  BroadcastPair eager = uniform_broadcast_pair(small_net(), 8);
+  CHECK(eager.injection == Approx(1 * us));
+  CHECK(eager.latency == Approx(3.008 * us));
+  // 2000 bytes, rendezvous: busy T4 + T5 + T1 = 4 + 4 + 1; end to end 4 + 4 + 1 + (2 + 2) + 1.
+  BroadcastPair rndv = uniform_broadcast_pair(small_net(), 2000);
+  CHECK(rndv.injection == Approx(9 * us));
+  CHECK(rndv.latency == Approx(5 * us));
+  // A gap longer than the send: the sender is busy g, the first child still has it at 4.008 us.
+  LogGPSParams slow_gap = small_net();
+  slow_gap.g = 3 * us;
+  BroadcastPair gapped = uniform_broadcast_pair(slow_gap, 8);
+  CHECK(gapped.injection == Approx(3 * us));
+  CHECK(gapped.injection + gapped.latency == Approx(4.008 * us));
+}
+
+TEST_CASE("advise: MPICH's binomial broadcast replayed alone equals the binomial schedule", "[advise]") {
+  // Root 0 of 8 sends to 4, 2, 1 (D = 1, w = 3.008): 4.008, 5.008, 6.008; 4 sends to 6, 5:
+  // 8.016, 9.016; 2 to 3: 9.016; 6 to 7: 12.024 us.
+  const double replayed = isolated_collective_s(Op::Bcast, 8, 0, 8, small_net());
+  CHECK(replayed == Approx(12.024 * us));
+  const BroadcastNetwork net = uniform_broadcast_network(8, uniform_broadcast_pair(small_net(), 8));
+  CHECK(binomial_tree_time(net, 0) == Approx(replayed));
+  CHECK(isolated_collective_s(Op::Bcast, 1, 0, 8, small_net()) == 0);
+  // Dissemination barrier of 4: two rounds of o + L + o.
+  CHECK(isolated_collective_s(Op::Barrier, 4, 0, 0, small_net()) == Approx(8 * us));
+}
+
+TEST_CASE("advise: barrier algorithms of 4 ranks", "[advise]") {
+  const CollectiveAdvice a = advise_collective(site(Op::Barrier, 4, 0, 100), with(small_net()));
+  REQUIRE(a.algorithms.size() == 6);
+  CHECK(a.algorithms.front().mpich_default);
+  CHECK(a.algorithms.front().name == "MPICH default: dissemination");
+  CHECK(a.default_s == Approx(8 * us));
+  // L 2, o_s = o_r = 1, g 0.5: f_r = f_s = 1, t_msg = 4.
+  CHECK(named(a, "central counter").predicted_s == Approx(12 * us));          // 2*4 + 2*1 + 2*1
+  CHECK(named(a, "combining tree (n=2)").predicted_s == Approx(16 * us));     // 4*2 + 1 + 4 + 2 + 1
+  CHECK(named(a, "combining tree (n=4)").predicted_s == Approx(14 * us));     // 6*1 + 1 + 4 + 2 + 1
+  CHECK(named(a, "combining tree (n=8)").predicted_s == Approx((10.0 * 2 / 3 + 8) * us));
+  CHECK(named(a, "dissemination").predicted_s == Approx(8 * us));             // 4 * 2 rounds
+  // Dissemination ties MPICH's own: no gain, and the default keeps the tie.
+  CHECK(a.best == "MPICH default: dissemination");
+  CHECK(a.gain_per_call_s == 0);
+  CHECK(a.gain_s == 0);
+}
+
+TEST_CASE("advise: a flat tree beats MPICH's binomial broadcast on a long-latency network", "[advise]") {
+  LogGPSParams p = small_net();
+  p.L = 100 * us;  // D = 1 us, w = 101.008 us
+  const CollectiveAdvice a = advise_collective(site(Op::Bcast, 8, 8, 10), with(p));
+  CHECK(a.network == "uniform LogGPS");
+  CHECK(a.algorithms.front().name == "MPICH default: binomial tree");
+  // Binomial: 4 at 102.008, 2 at 103.008; 6 at 204.016, 3 and 5 at 205.016; 7 at 306.024.
+  CHECK(a.default_s == Approx(306.024 * us));
+  CHECK(named(a, "binomial tree").predicted_s == Approx(306.024 * us));
+  CHECK(named(a, "flat tree").predicted_s == Approx(108.008 * us));  // 7 * 1 + 101.008
+  // Uniform pairs: E-SSSP attaches everyone to the root (all at infinity when it relaxes them).
+  CHECK(named(a, "E-SSSP").predicted_s == Approx(108.008 * us));
+  CHECK(named(a, "E-SSSP + labeling").predicted_s == Approx(108.008 * us));
+  CHECK(a.best == "flat tree");
+  CHECK(a.gain_per_call_s == Approx(198.016 * us));
+  CHECK(a.gain_s == Approx(1980.16 * us));  // 10 calls per rank
+}
+
+TEST_CASE("advise: a broadcast on calibrated pairs takes the communicator's sub-table", "[advise]") {
+  // 4 calibrated nodes at 8 bytes: w(u,v) = 10 (u+1) + v us, D = 1 us.
+  BroadcastParams cal;
+  cal.bytes = 8;
+  cal.network.nodes = 4;
+  for (std::size_t u = 0; u < 4; ++u)
+    for (std::size_t v = 0; v < 4; ++v) {
+      cal.network.latency.push_back((10.0 * (u + 1) + v) * us);
+      cal.network.injection.push_back(1 * us);
+    }
+  const std::int32_t members[] = {3, 1};
+  const BroadcastNetwork same = broadcast_subnetwork(cal, members, small_net(), 8);
+  REQUIRE(same.nodes == 2);
+  CHECK(same.w(0, 1) == Approx(41 * us));  // w(3,1)
+  CHECK(same.w(1, 0) == Approx(23 * us));  // w(1,3)
+  // 108 bytes: 100 more bytes on the wire at 1 ns each move w by 0.1 us; D (T1) does not move.
+  const BroadcastNetwork moved = broadcast_subnetwork(cal, members, small_net(), 108);
+  CHECK(moved.w(0, 1) == Approx(41.1 * us));
+  CHECK(moved.D(0, 1) == Approx(1 * us));
+  const std::int32_t outside[] = {0, 4};
+  CHECK(broadcast_subnetwork(cal, outside, small_net(), 8).nodes == 0);
+
+  CalibrationParams params = with(small_net());
+  params.broadcast = cal;
+  CollectiveSite s = site(Op::Bcast, 2, 8, 1);
+  s.members = {3, 1};
+  CollectiveAdvice a = advise_collective(s, params);
+  CHECK(a.network.starts_with("calibrated pairs"));
+  // Root 3 sends to 1: D + w(3,1) = 42 us, for every schedule and for MPICH's binomial tree.
+  CHECK(a.default_s == Approx(42 * us));
+  CHECK(named(a, "flat tree").predicted_s == Approx(42 * us));
+  s.members = {5, 1};  // rank 5 is not in the table
+  a = advise_collective(s, params);
+  CHECK(a.network == "uniform LogGPS");
+  REQUIRE(a.notes.size() == 1);
+}
+
+TEST_CASE("advise: what it cannot advise on", "[advise]") {
+  CHECK_THROWS_WITH(advise_collective(site(Op::Barrier, 4, 0, 1), CalibrationParams{}),
+                    "collective advice needs LogGPS parameters");
+  CHECK_THROWS_WITH(advise_collective(site(Op::Allreduce, 4, 8, 1), with(small_net())),
+                    "no advice for MPI_Allreduce: only MPI_Barrier and MPI_Bcast");
+}
