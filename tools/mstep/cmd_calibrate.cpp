@@ -14,6 +14,7 @@
 
 #include "model/params/params.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
 
 namespace mstep::cli {
 
@@ -34,10 +35,6 @@ struct CalibrateOptions {
   std::vector<std::string> launcher;
 };
 
-[[noreturn]] void fail(int code, const std::string& message) {
-  std::fprintf(stderr, "mstep: %s\n", message.c_str());
-  throw CLI::RuntimeError(code);
-}
 
 // mstep_calib lies beside this mstep (bin/), in the build tree as when installed.
 std::string find_benchmark() {

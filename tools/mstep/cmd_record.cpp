@@ -15,6 +15,7 @@
 #include "format/trace_format.hpp"
 #include "model/trace/trace_dir.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
 
 namespace mstep::cli {
 namespace fs = std::filesystem;
@@ -32,10 +33,6 @@ struct RecordOptions {
 volatile std::sig_atomic_t g_signal = 0;
 void note_signal(int sig) { g_signal = sig; }
 
-[[noreturn]] void fail(int code, const std::string& message) {
-  std::fprintf(stderr, "mstep: %s\n", message.c_str());
-  throw CLI::RuntimeError(code);
-}
 
 std::string default_dir() {
   char stamp[32];

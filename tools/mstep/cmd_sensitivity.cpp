@@ -20,6 +20,7 @@
 #include "model/analysis/sensitivity.hpp"
 #include "model/params/quantity.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"
 
 namespace mstep::cli {
@@ -37,10 +38,6 @@ struct Options {
   std::vector<std::string> command;
 };
 
-[[noreturn]] void fail(int code, const std::string& message) {
-  std::fprintf(stderr, "mstep: %s\n", message.c_str());
-  throw CLI::RuntimeError(code);
-}
 
 constexpr const char* kDelayVariables[] = {"MSTEP_DELAY_L", "MSTEP_DELAY_O", "MSTEP_DELAY_GAP",
                                            "MSTEP_DELAY_PER_BYTE"};

@@ -17,6 +17,7 @@
 #include "model/analysis/report.hpp"
 #include "model/analysis/validation.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
 #include "tools/mstep/validate_suite.hpp"
 
 extern char** environ;
@@ -38,10 +39,6 @@ struct ValidateOptions {
   RunFilter filter;  // --only, --ranks, --quick
 };
 
-[[noreturn]] void fail(int code, const std::string& message) {
-  std::fprintf(stderr, "mstep: %s\n", message.c_str());
-  throw CLI::RuntimeError(code);
-}
 
 // One table: its environment, its parameters, its runs and their rows.
 struct Experiment {

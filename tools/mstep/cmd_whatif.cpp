@@ -15,6 +15,7 @@
 #include "model/analysis/report.hpp"
 #include "model/analysis/whatif.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/network_options.hpp"
 #include "tools/mstep/progress.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"
@@ -27,26 +28,12 @@ using model::Change;
 using model::WhatIfResult;
 
 struct Options {
-  std::string dir, params, network, format = "text", stream = "auto";
+  std::string dir, params, format = "text", stream = "auto";
+  NetworkOptions net;
   unsigned jobs = std::thread::hardware_concurrency() > 1 ? 2 : 1;
-  std::vector<std::string> sets, scales;
-  bool no_cold = false;
   std::size_t top = 16;
 };
 
-// One line on stderr, and the exit code.
-[[noreturn]] void fail(int code, const std::string& message) {
-  std::fprintf(stderr, "mstep: %s\n", message.c_str());
-  throw CLI::RuntimeError(code);
-}
-
-model::CalibrationParams read_or_fail(const std::string& file) {
-  try {
-    return model::read_params(file);
-  } catch (const model::ParamsError& e) {
-    fail(1, e.what());
-  }
-}
 
 // A wait hotspot as users read it: one source line, summed over ranks (as in mstep report).
 struct Hotspot {
@@ -80,36 +67,6 @@ std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const WhatIfResult&
   for (auto& [k, h] : merged) out.push_back(std::move(h));
   std::sort(out.begin(), out.end(), [](const Hotspot& a, const Hotspot& b) { return a.wait_s > b.wait_s; });
   return out;
-}
-
-// --no-cold and the edits in the order of the command line (so `--set L=2us --scale L=2` gives
-// 4 us); a bad one fails here, before any file is read.
-std::vector<model::Edit> parse_edits(const Options& o, const std::vector<std::pair<model::EditKind, std::string>>& edits) {
-  std::vector<model::Edit> parsed;
-  if (o.no_cold) parsed.push_back(model::parse_edit("cold=off", model::EditKind::Set));
-  for (const auto& [kind, text] : edits) {
-    try {
-      parsed.push_back(model::parse_edit(text, kind));
-    } catch (const model::WhatIfError& e) {
-      fail(2, fmt::format("{} {}", kind == model::EditKind::Set ? "--set" : "--scale", e.what()));
-    }
-  }
-  return parsed;
-}
-
-// The network to evaluate: the baseline, then --network, then the edits.
-model::EditedParams edited(const model::CalibrationParams& baseline, const Options& o,
-                           const std::vector<model::Edit>& edits) {
-  model::EditedParams net{baseline, {}, {}};
-  if (!o.network.empty()) net = model::adopt_network(baseline, read_or_fail(o.network), o.network);
-  try {
-    model::EditedParams out = model::apply_edits(net.params, edits);
-    out.changes.insert(out.changes.begin(), net.changes.begin(), net.changes.end());
-    out.notes.insert(out.notes.begin(), net.notes.begin(), net.notes.end());
-    return out;
-  } catch (const model::WhatIfError& e) {
-    fail(2, e.what());
-  }
 }
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
@@ -172,7 +129,7 @@ void print_text(const WhatIfResult& res, const model::EditedParams& ed, const st
                 const std::string& params_file, const Options& o) {
   fmt::print("mstep whatif: {} ({} ranks, {})\n", res.trace, res.ranks, res.complete ? "complete" : "incomplete");
   fmt::print("baseline: {}\n", params_file);
-  if (!o.network.empty()) fmt::print("network: {}\n", o.network);
+  if (!o.net.network.empty()) fmt::print("network: {}\n", o.net.network);
   fmt::print("changes:{}\n", ed.changes.empty() ? " none" : "");
   for (const Change& c : ed.changes) fmt::print("  {}\n", model::describe(c));
   fmt::print("actual run time {:.6f} s\n", res.actual_s);
@@ -211,23 +168,23 @@ void print_text(const WhatIfResult& res, const model::EditedParams& ed, const st
   for (const auto& n : res.notes) fmt::print("note: {}\n", n);
 }
 
-void run(const Options& o, const std::vector<std::pair<model::EditKind, std::string>>& edit_args) {
-  if (edit_args.empty() && o.network.empty() && !o.no_cold)
+void run(const Options& o) {
+  if (!o.net.any())
     fail(2, "whatif: nothing to change: give --set NAME=VALUE, --scale NAME=FACTOR, --network FILE or --no-cold");
-  const std::vector<model::Edit> edits = parse_edits(o, edit_args);
+  const std::vector<model::Edit> edits = parse_edits(o.net);
   const std::string params_file = find_params(o.params, o.dir);
   if (params_file.empty())
     fail(1, fmt::format("whatif needs calibrated parameters: run `mstep calibrate -o {}/params.json`, or pass --params FILE",
                         o.dir));
-  const model::CalibrationParams baseline = read_or_fail(params_file);
+  const model::CalibrationParams baseline = read_params_or_fail(params_file);
   // Checked before the trace is read: a mistake fails at once, not after a long load.
-  const model::EditedParams ed = edited(baseline, o, edits);
+  const model::EditedParams ed = edited_network(baseline, o.net, edits);
   bool streamed = false;
   const TraceDir trace = load_trace_for_models(o.dir, o.stream, streamed);
   warn_if_other_network(baseline, params_file, trace);
   const WhatIfResult res = model::compare_whatif(trace, baseline, ed.params, streamed ? o.jobs : 0);
   const auto hot = resolve_hotspots(trace, res);
-  if (o.format == "json") fmt::print("{}\n", to_json(res, ed, hot, params_file, o.network).dump(2));
+  if (o.format == "json") fmt::print("{}\n", to_json(res, ed, hot, params_file, o.net.network).dump(2));
   else if (o.format == "csv") print_csv(res);
   else print_text(res, ed, hot, params_file, o);
   TraceDir problems;
@@ -241,17 +198,7 @@ void add_whatif(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("whatif", "Predicted run time on another network: edited parameters against the calibrated ones");
   cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
-  std::string names;
-  for (auto n : model::whatif_names()) names += (names.empty() ? "" : ", ") + std::string(n);
-  // One value per flag (--set A=1 --set B=2), so that the trace directory is never taken for one.
-  cmd->add_option("--set", o->sets, "NAME=VALUE with a unit: L=2us, Gl=0.1ns/B, G=10GB/s, S=16k, S=inf, cold=off")
-      ->allow_extra_args(false);
-  cmd->add_option("--scale", o->scales, "NAME=FACTOR: L=10, G=0.5 (G is Gs and Gl), linear.B=2 (twice the bandwidth)")
-      ->allow_extra_args(false);
-  cmd->add_option("--network", o->network,
-                  "Parameter file whose L, o, Os, Or, g, Gs, Gl, s, S, mpm and linear replace the baseline's "
-                  "(e.g. share/params/<preset>.json); --set and --scale apply after it");
-  cmd->add_flag("--no-cold", o->no_cold, "Without the cold-start and fresh-buffer terms (a warm network)");
+  add_network_options(*cmd, o->net);
   cmd->add_option("--params", o->params,
                   "Baseline parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
                   "~/.config/mstep/params.json)");
@@ -263,21 +210,12 @@ void add_whatif(CLI::App& app) {
   cmd->add_option("--jobs", o->jobs, "Threads of a streamed what-if (2: some replays run beside the rest)")
       ->check(CLI::Range(1, 2));
   cmd->add_option("--top", o->top, "Rows of ranks and hotspots in the text output")->check(CLI::Range(1, 100000));
-  cmd->footer("Names: " + names +
-              "\nUnits: s, ms, us, ns, ps; ns/B, ps/B, s/B or a bandwidth (GB/s, MB/s, GiB/s, ...); sizes in bytes "
-              "with k, m, g (KiB, MiB, GiB) or inf\nExamples:\n  mstep whatif run1 --set L=2us --set Gl=0.1ns/B\n"
+  cmd->footer(network_options_help() + "\nExamples:\n  mstep whatif run1 --set L=2us --set Gl=0.1ns/B\n"
               "  mstep whatif run1 --scale L=10 --scale G=0.5\n  mstep whatif run1 --set S=inf\n"
               "  mstep whatif run1 --network share/params/roda1999-mpi-cray-t3e.json");
   cmd->callback([o, cmd] {
-    // The edits in command-line order, --set and --scale interleaved as given.
-    std::vector<std::pair<model::EditKind, std::string>> edits;
-    std::size_t set = 0, scale = 0;
-    for (const CLI::Option* opt : cmd->parse_order()) {
-      if (opt->get_name() == "--set" && set < o->sets.size()) edits.emplace_back(model::EditKind::Set, o->sets[set++]);
-      else if (opt->get_name() == "--scale" && scale < o->scales.size())
-        edits.emplace_back(model::EditKind::Scale, o->scales[scale++]);
-    }
-    run(*o, edits);
+    collect_edits(*cmd, o->net);
+    run(*o);
   });
 }
 

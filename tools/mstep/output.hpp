@@ -10,6 +10,12 @@
 
 namespace mstep::cli {
 
+// One line on stderr ("mstep: ..."), and the exit code.
+[[noreturn]] inline void fail(int code, const std::string& message) {
+  std::fprintf(stderr, "mstep: %s\n", message.c_str());
+  throw CLI::RuntimeError(code);
+}
+
 inline void add_format_option(CLI::App& cmd, std::string& format) {
   cmd.add_option("--format", format, "Output format: text or json")
       ->check(CLI::IsMember({"text", "json"}));
