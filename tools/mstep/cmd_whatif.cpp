@@ -81,11 +81,7 @@ nlohmann::json to_json(const WhatIfResult& res, const model::EditedParams& ed, c
   j["params"] = params_file;
   j["network"] = network.empty() ? nlohmann::json(nullptr) : nlohmann::json(network);
   j["actual_s"] = res.actual_s;
-  nlohmann::json changes = nlohmann::json::array();
-  for (const Change& c : ed.changes)
-    changes.push_back({{"name", c.name}, {"unit", model::si_unit(c.quantity)}, {"from", number_or_null(c.from)},
-                       {"to", number_or_null(c.to)}, {"text", model::describe(c)}});
-  j["changes"] = changes;
+  j["changes"] = changes_json(ed.changes);
   nlohmann::json models = nlohmann::json::object();
   for (const auto& m : res.models) {
     models[m.name] = m.available ? nlohmann::json{{"baseline_s", m.baseline_s}, {"whatif_s", m.whatif_s},

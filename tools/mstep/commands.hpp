@@ -13,6 +13,7 @@ void add_calibrate(CLI::App& app);
 void add_params(CLI::App& app);
 void add_report(CLI::App& app);
 void add_whatif(CLI::App& app);
+void add_advise(CLI::App& app);
 void add_validate(CLI::App& app);
 void add_sensitivity(CLI::App& app);
 void add_synth(CLI::App& app);

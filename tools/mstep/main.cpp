@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   mstep::cli::add_params(app);
   mstep::cli::add_report(app);
   mstep::cli::add_whatif(app);
+  mstep::cli::add_advise(app);
   mstep::cli::add_validate(app);
   mstep::cli::add_sensitivity(app);
   mstep::cli::add_synth(app);

@@ -1,5 +1,7 @@
 #include "tools/mstep/network_options.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "tools/mstep/output.hpp"
@@ -71,6 +73,15 @@ model::EditedParams edited_network(const model::CalibrationParams& baseline, con
   } catch (const model::WhatIfError& e) {
     fail(2, e.what());
   }
+}
+
+nlohmann::json changes_json(const std::vector<model::Change>& changes) {
+  const auto number_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  nlohmann::json out = nlohmann::json::array();
+  for (const model::Change& c : changes)
+    out.push_back({{"name", c.name}, {"unit", model::si_unit(c.quantity)}, {"from", number_or_null(c.from)},
+                   {"to", number_or_null(c.to)}, {"text", model::describe(c)}});
+  return out;
 }
 
 }  // namespace mstep::cli

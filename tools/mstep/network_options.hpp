@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "model/analysis/whatif.hpp"
 #include "model/params/params.hpp"
@@ -39,5 +40,8 @@ std::vector<model::Edit> parse_edits(const NetworkOptions& o);
 // fit the parameters).
 model::EditedParams edited_network(const model::CalibrationParams& baseline, const NetworkOptions& o,
                                    const std::vector<model::Edit>& edits);
+
+// The changes as share/report-schema.md writes them: name, unit, from, to (null: infinite), text.
+nlohmann::json changes_json(const std::vector<model::Change>& changes);
 
 }  // namespace mstep::cli

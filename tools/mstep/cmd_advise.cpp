@@ -1,0 +1,289 @@
+// mstep advise: for every MPI_Barrier and MPI_Bcast call site of a trace, the predicted time of
+// each algorithm of the papers (model/analysis/advise.hpp) under the trace's parameters, or under
+// a what-if network, the best one, and what the run would gain if that site used it.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/analysis/advise.hpp"
+#include "model/trace/matching.hpp"
+#include "model/trace/timeline.hpp"
+#include "model/replay/replay_collectives.hpp"
+#include "tools/mstep/commands.hpp"
+#include "tools/mstep/network_options.hpp"
+#include "tools/mstep/output.hpp"
+#include "tools/mstep/report_common.hpp"
+#include "tools/symbols/symbolizer.hpp"
+
+namespace mstep::cli {
+namespace {
+
+using model::CollectiveAdvice;
+using model::CollectiveSite;
+
+struct Options {
+  std::string dir, params, format = "text";
+  NetworkOptions net;
+};
+
+struct Gathered {
+  std::vector<CollectiveSite> sites;
+  double run_s = 0;                 // slowest rank, MPI_Init exit to MPI_Finalize entry (its own clock)
+  std::uint64_t intercomm_calls = 0;
+  std::vector<std::string> problems;
+};
+
+// The application's line of a call site, resolved once per distinct stack.
+class SiteNames {
+ public:
+  const std::string& name(const RankTrace& t, std::uint32_t callsite) {
+    const CallsiteDef* def = nullptr;
+    for (const CallsiteDef& d : t.callsites)
+      if (d.id == callsite) def = &d;
+    if (!def) return unknown_;
+    std::string key;
+    for (const auto& f : def->frames) key += fmt::format("{}+{:x};", f.module, f.offset);
+    auto it = names_.find(key);
+    if (it == names_.end()) it = names_.emplace(key, symbolizer_.describe(*def)).first;
+    return it->second;
+  }
+
+ private:
+  Symbolizer symbolizer_;
+  std::map<std::string, std::string> names_;
+  std::string unknown_ = "?";
+};
+
+// Every rank's records, read a frame at a time: the Barrier and Bcast calls summed per call site,
+// communicator size, root and message size.
+Gathered gather_sites(const TraceDir& trace) {
+  Gathered g;
+  SiteNames names;
+  using Key = std::tuple<Op, std::string, std::uint32_t, std::uint32_t, std::uint64_t>;
+  std::map<Key, CollectiveSite> sites;
+  std::vector<Event> chunk;
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    if (!trace.ranks[r]) continue;
+    const RankTrace& t = *trace.ranks[r];
+    const double ns_per_tick = rank_clock(t).ns_per_tick;
+    std::map<Key, bool> seen_here;
+    std::uint64_t init_exit = 0, finalize_enter = 0;
+    bool have_init = false;
+    try {
+      RankEventReader reader(t.path);
+      while (true) {
+        chunk.clear();
+        const bool more = reader.read(chunk);
+        for (const Event& e : chunk) {
+          if (e.op == Op::Init && !have_init) init_exit = e.t_exit, have_init = true;
+          finalize_enter = e.op == Op::Finalize ? e.t_enter : std::max(finalize_enter, e.t_exit);
+          if ((e.op != Op::Barrier && e.op != Op::Bcast) || !is_collective_call(e)) continue;
+          const CommDef* comm = nullptr;
+          for (const CommDef& c : t.comms)
+            if (c.id == e.comm) comm = &c;
+          if (!comm || comm->inter) {
+            ++g.intercomm_calls;
+            continue;
+          }
+          const auto n = static_cast<std::uint32_t>(comm->world_ranks.size());
+          std::uint32_t root = 0;
+          if (e.op == Op::Bcast) {
+            const std::int64_t at = comm->world_ranks.rank_of(e.peer);
+            root = at < 0 ? 0 : static_cast<std::uint32_t>(at);
+          }
+          const std::uint64_t bytes = e.op == Op::Bcast ? model::collective_block_bytes(e, n) : 0;
+          const Key key{e.op, names.name(t, e.callsite), n, root, bytes};
+          CollectiveSite& s = sites[key];
+          if (s.records == 0) {
+            s.op = e.op, s.location = std::get<1>(key), s.comm_size = n, s.root = root, s.bytes = bytes;
+            if (n <= model::kAdviseMaxScheduleRanks) s.members = comm->world_ranks.vector();
+          }
+          ++s.records;
+          s.measured_s += static_cast<double>(e.t_exit - e.t_enter) * ns_per_tick * 1e-9;
+          if (!seen_here[key]) seen_here[key] = true, ++s.ranks;
+        }
+        if (!more) break;
+      }
+      if (!reader.problem().empty()) g.problems.push_back(fmt::format("{}: {}", t.path, reader.problem()));
+    } catch (const TraceError& e) {
+      g.problems.push_back(e.what());
+    }
+    if (have_init && finalize_enter > init_exit)
+      g.run_s = std::max(g.run_s, static_cast<double>(finalize_enter - init_exit) * ns_per_tick * 1e-9);
+  }
+  for (auto& [k, s] : sites) g.sites.push_back(std::move(s));
+  return g;
+}
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+std::string site_title(const CollectiveSite& s) {
+  std::string t = fmt::format("{} at {}: {} rank{}", mpi_name(s.op), s.location, s.comm_size, s.comm_size == 1 ? "" : "s");
+  if (s.op == Op::Bcast) t += fmt::format(", root {}, {} B", s.root, s.bytes);
+  return t;
+}
+
+double pct_of(double part, double whole) { return whole > 0 ? 100 * part / whole : 0; }
+
+void print_text(const TraceDir& trace, const Gathered& g, const std::vector<CollectiveAdvice>& advice,
+                const model::EditedParams& ed, const std::string& params_file, const Options& o) {
+  const auto c = trace_completeness(trace);
+  fmt::print("mstep advise: {} ({} ranks, {})\n", trace.path, trace.ranks.size(), c.complete ? "complete" : "incomplete");
+  fmt::print("parameters: {}\n", params_file);
+  if (!o.net.network.empty()) fmt::print("network: {}\n", o.net.network);
+  if (o.net.any()) {
+    fmt::print("changes:{}\n", ed.changes.empty() ? " none" : "");
+    for (const auto& ch : ed.changes) fmt::print("  {}\n", model::describe(ch));
+  }
+  fmt::print("actual run time {:.6f} s (slowest rank, MPI_Init exit to MPI_Finalize entry)\n", g.run_s);
+  if (advice.empty()) fmt::print("\nno MPI_Barrier or MPI_Bcast call in this trace: nothing to advise on\n");
+  for (const CollectiveAdvice& a : advice) {
+    const auto& s = a.site;
+    fmt::print("\n{}\n", site_title(s));
+    fmt::print("  {:g} call{} per rank, measured {:.3f} us per call (late members included); network: {}\n",
+               s.calls_per_rank(), s.calls_per_rank() == 1 ? "" : "s", s.records ? 1e6 * s.measured_s / static_cast<double>(s.records) : 0,
+               a.network);
+    std::size_t width = 30;
+    for (const auto& e : a.algorithms) width = std::max(width, e.name.size() + 2);
+    fmt::print("  {:<{}} {:>14}\n", "algorithm", width, "predicted us");
+    for (const auto& e : a.algorithms)
+      fmt::print("  {:<{}} {:>14}{}\n", e.name, width, std::isfinite(e.predicted_s) ? fmt::format("{:.3f}", 1e6 * e.predicted_s) : "-",
+                 e.name == a.best ? "  best" : "");
+    if (a.gain_per_call_s > 0)
+      fmt::print("  use {}: {:.3f} us less per call, predicted gain {:.6f} s ({:.2f}% of the run)\n", a.best,
+                 1e6 * a.gain_per_call_s, a.gain_s, pct_of(a.gain_s, g.run_s));
+    else if (!a.best.empty()) fmt::print("  MPICH's default is the best predicted here\n");
+    for (const auto& n : a.notes) fmt::print("  note: {}\n", n);
+  }
+  for (const auto& n : ed.notes) fmt::print("note: {}\n", n);
+  if (g.intercomm_calls)
+    fmt::print("note: {} call{} on intercommunicators not advised on\n", g.intercomm_calls, g.intercomm_calls == 1 ? "" : "s");
+}
+
+nlohmann::json to_json(const TraceDir& trace, const Gathered& g, const std::vector<CollectiveAdvice>& advice,
+                       const model::EditedParams& ed, const std::string& params_file, const Options& o) {
+  nlohmann::json j;
+  j["trace"] = trace.path;
+  j["ranks"] = trace.ranks.size();
+  j["complete"] = trace_completeness(trace).complete;
+  j["params"] = params_file;
+  j["network"] = o.net.network.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.net.network);
+  j["changes"] = changes_json(ed.changes);
+  j["actual_s"] = g.run_s;
+  nlohmann::json sites = nlohmann::json::array();
+  for (const CollectiveAdvice& a : advice) {
+    const auto& s = a.site;
+    nlohmann::json algs = nlohmann::json::array();
+    for (const auto& e : a.algorithms)
+      algs.push_back({{"name", e.name}, {"predicted_s", number_or_null(e.predicted_s)}, {"mpich_default", e.mpich_default}});
+    sites.push_back({{"call", mpi_name(s.op)},
+                     {"location", s.location},
+                     {"comm_size", s.comm_size},
+                     {"root", s.op == Op::Bcast ? nlohmann::json(s.root) : nlohmann::json(nullptr)},
+                     {"bytes", s.bytes},
+                     {"calls", s.records},
+                     {"ranks", s.ranks},
+                     {"calls_per_rank", s.calls_per_rank()},
+                     {"measured_s", s.measured_s},
+                     {"network", a.network},
+                     {"algorithms", algs},
+                     {"best", a.best},
+                     {"default_s", number_or_null(a.default_s)},
+                     {"best_s", number_or_null(a.best_s)},
+                     {"gain_per_call_s", a.gain_per_call_s},
+                     {"gain_s", a.gain_s},
+                     {"gain_pct", pct_of(a.gain_s, g.run_s)},
+                     {"notes", a.notes}});
+  }
+  j["sites"] = sites;
+  std::vector<std::string> notes = ed.notes;
+  if (g.intercomm_calls) notes.push_back(fmt::format("{} calls on intercommunicators not advised on", g.intercomm_calls));
+  j["notes"] = notes;
+  j["problems"] = trace.problems;
+  for (const auto& p : g.problems) j["problems"].push_back(p);
+  return j;
+}
+
+// CSV quoting for a field that may hold commas or quotes (locations, algorithm names).
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+void print_csv(const std::vector<CollectiveAdvice>& advice) {
+  fmt::print("call,location,comm_size,root,bytes,calls_per_rank,measured_s_per_call,network,algorithm,predicted_s,"
+             "mpich_default,best\n");
+  for (const CollectiveAdvice& a : advice) {
+    const auto& s = a.site;
+    for (const auto& e : a.algorithms)
+      fmt::print("{},{},{},{},{},{},{},{},{},{},{},{}\n", mpi_name(s.op), quoted(s.location), s.comm_size,
+                 s.op == Op::Bcast ? fmt::format("{}", s.root) : "", s.bytes, s.calls_per_rank(),
+                 s.records ? s.measured_s / static_cast<double>(s.records) : 0, quoted(a.network), quoted(e.name),
+                 std::isfinite(e.predicted_s) ? fmt::format("{}", e.predicted_s) : "", e.mpich_default ? 1 : 0,
+                 e.name == a.best ? 1 : 0);
+  }
+}
+
+void run(const Options& o) {
+  const std::vector<model::Edit> edits = parse_edits(o.net);
+  const std::string params_file = find_params(o.params, o.dir);
+  if (params_file.empty())
+    fail(1, fmt::format("advise needs calibrated parameters: run `mstep calibrate -o {}/params.json`, or pass --params FILE",
+                        o.dir));
+  const model::CalibrationParams baseline = read_params_or_fail(params_file);
+  const model::EditedParams ed = edited_network(baseline, o.net, edits);
+  if (!ed.params.loggps)
+    fail(1, fmt::format("advise needs LogGPS parameters (L, o, g, ...), and {} has none: run mstep calibrate",
+                        o.net.network.empty() ? params_file : o.net.network));
+  TraceDir trace;
+  try {
+    trace = load_trace_dir(o.dir, std::nullopt, {}, /*metadata_only=*/true);
+  } catch (const TraceError& e) {
+    fail(1, e.what());
+  }
+  warn_if_other_network(baseline, params_file, trace);
+  Gathered g = gather_sites(trace);
+  std::vector<CollectiveAdvice> advice;
+  for (const CollectiveSite& s : g.sites) advice.push_back(model::advise_collective(s, ed.params));
+  // The sites that would gain most first; then where the run spends most time in them.
+  std::stable_sort(advice.begin(), advice.end(), [](const CollectiveAdvice& a, const CollectiveAdvice& b) {
+    if (a.gain_s != b.gain_s) return a.gain_s > b.gain_s;
+    return a.site.measured_s > b.site.measured_s;
+  });
+  if (o.format == "json") fmt::print("{}\n", to_json(trace, g, advice, ed, params_file, o).dump(2));
+  else if (o.format == "csv") print_csv(advice);
+  else print_text(trace, g, advice, ed, params_file, o);
+  TraceDir problems;
+  problems.problems = trace.problems;
+  problems.problems.insert(problems.problems.end(), g.problems.begin(), g.problems.end());
+  report_problems(problems);
+}
+
+}  // namespace
+
+void add_advise(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand(
+      "advise", "Which barrier and broadcast algorithm each call site should use: every algorithm's predicted time");
+  cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
+  cmd->add_option("--params", o->params,
+                  "Parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
+                  "~/.config/mstep/params.json)");
+  add_network_options(*cmd, o->net);
+  cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->footer(network_options_help() +
+              "\nExamples:\n  mstep advise run1\n  mstep advise run1 --scale L=100   (the same run on a network of "
+              "100 times the latency)");
+  cmd->callback([o, cmd] {
+    collect_edits(*cmd, o->net);
+    run(*o);
+  });
+}
+
+}  // namespace mstep::cli
