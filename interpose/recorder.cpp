@@ -159,6 +159,7 @@ void Recorder::write_meta(bool complete, int write_failed_ranks) {
   info.complete = complete;
   info.write_failed_ranks = write_failed_ranks;
   info.delay = delay_json_;
+  info.collectives = collectives_json_;
   info.environment = mpi_environment();
   const std::string path = dir_ + "/" + kMetaFileName;
   if (!write_run_info(path, info))
@@ -167,6 +168,11 @@ void Recorder::write_meta(bool complete, int write_failed_ranks) {
 
 void Recorder::note_delay(std::string json) {
   delay_json_ = std::move(json);
+  if (rank_ == 0) write_meta(false);
+}
+
+void Recorder::note_collectives(std::string json) {
+  collectives_json_ = std::move(json);
   if (rank_ == 0) write_meta(false);
 }
 

@@ -90,6 +90,8 @@ class Recorder {
   std::int64_t init_offset_ns() const { return clocks_.empty() ? 0 : clocks_.front().offset_ns; }
   // The delay apparatus's settings for meta.json ("delay"); rewrites it on rank 0.
   void note_delay(std::string json);
+  // The substitute collectives that run (interpose/substitute.hpp) for meta.json ("collectives").
+  void note_collectives(std::string json);
 
  private:
   ThreadBuffer& buffer() {
@@ -136,6 +138,7 @@ class Recorder {
   std::vector<std::string> hosts_;
   std::string mpi_version_;
   std::string delay_json_;
+  std::string collectives_json_;
 
   static thread_local ThreadBuffer* tls_buffer_;
 };

@@ -24,6 +24,7 @@ struct RunInfo {
   int write_failed_ranks = 0;  // ranks whose trace writes failed (their files end early)
   MpiEnvironment environment;  // rank 0's UCX_*, MPIR_CVAR_*, MPICH_*: the network the run had
   std::string delay;  // JSON object of the delay apparatus's settings; empty: none applied
+  std::string collectives;  // JSON object of the substitute collectives; empty: MPICH's own
 };
 
 // Writes meta.json atomically (temporary file, then rename). Returns false on failure, with

@@ -4,6 +4,7 @@
 //   Reduce/Gather non-roots send their m to the root, which receives (n-1) of them;
 //   Allreduce, Allgather and Alltoall send to and receive from the n-1 others.
 // share/trace-format.md lists them. MPI_IN_PLACE arguments are never dereferenced or sized.
+#include "interpose/substitute.hpp"
 #include "interpose/wrap_common.hpp"
 
 using namespace mstep;
@@ -35,18 +36,18 @@ std::uint64_t others(int n) { return n > 1 ? static_cast<std::uint64_t>(n - 1) :
 }  // namespace
 
 extern "C" int MPI_Barrier(MPI_Comm comm) {
-  if (!g_recorder.active()) return PMPI_Barrier(comm);
+  if (!g_recorder.active()) return g_substitutes.barrier(comm);
   Event e = begin_event(Op::Barrier, MSTEP_CALLER);
-  const int rc = PMPI_Barrier(comm);
+  const int rc = g_substitutes.barrier(comm);
   Coll k = finish_coll(e, comm);
   g_recorder.record(k.e);
   return rc;
 }
 
 extern "C" int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  if (!g_recorder.active()) return PMPI_Bcast(buf, count, type, root, comm);
+  if (!g_recorder.active()) return g_substitutes.bcast(buf, count, type, root, comm);
   Event e = begin_event(Op::Bcast, MSTEP_CALLER);
-  const int rc = PMPI_Bcast(buf, count, type, root, comm);
+  const int rc = g_substitutes.bcast(buf, count, type, root, comm);
   Coll k = finish_coll(e, comm);
   set_root(k.e, *k.c, root, k.me);
   const std::uint64_t m = bytes_of(count, type);

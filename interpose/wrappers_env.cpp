@@ -1,5 +1,6 @@
 // Start and end of the run, and the communicator calls that mstep needs to name partners by
 // their MPI_COMM_WORLD rank.
+#include "interpose/substitute.hpp"
 #include "interpose/wrap_common.hpp"
 
 using namespace mstep;
@@ -14,6 +15,8 @@ int start_recording(int rc, std::uint64_t t_enter, Op op, void* ret) {
   if (!g_recorder.active()) return rc;
   g_delay.start(g_recorder.rank(), g_recorder.init_offset_ns());
   if (g_delay.on()) g_recorder.note_delay(g_delay.json());
+  g_substitutes.start(g_recorder.rank());
+  if (g_substitutes.barrier_on() || g_substitutes.bcast_on()) g_recorder.note_collectives(g_substitutes.json());
   Event e;
   e.op = op;
   e.callsite = g_recorder.callsite(ret);

@@ -1,0 +1,65 @@
+// Substitute collectives (issue 15): MPI_Barrier and MPI_Bcast run by libmstep's own algorithms
+// over point-to-point messages, so that an algorithm `mstep advise` recommends can be run and
+// measured without changing the application. Chosen by environment variables, read at MPI_Init:
+//   MSTEP_BARRIER = mpi | central | tree:N (N >= 2) | dissemination
+//   MSTEP_BCAST   = mpi | flat | binomial
+// "mpi" (or unset) is MPICH's own. The algorithms are those of MODELS.md section 4:
+//   central: every rank sends to rank 0, which then releases each in turn;
+//   tree:N: gather up the N-ary tree (children of r: N r + 1 ... N r + N), release down MPICH's
+//     binomial tree from rank 0 (the combining tree Hoefler and Rehm time);
+//   dissemination: round k, send to r + 2^k and receive from r - 2^k (mod n);
+//   flat: the root sends to root + 1, root + 2, ... (mod n) in turn;
+//   binomial: MPICH's MPIR_Bcast_intra_binomial (largest subtree first).
+// The messages travel on a private duplicate of the caller's communicator, made by the first
+// substituted call on it (every member is in that call, so the duplicate is collective as MPI
+// requires) and kept as an attribute of the communicator, freed with it. Intercommunicators and
+// anything MPI would reject (a null communicator, a bad root) go to MPICH's own collective,
+// which gives the application MPICH's answer. Results and return codes are the application's as
+// MPI defines them: the same data in every buffer, MPI_SUCCESS or the first failing call's code.
+// A malformed setting: one line on rank 0's stderr, and MPICH's collective runs.
+#pragma once
+
+#include <string>
+
+#include <mpi.h>
+
+namespace mstep {
+
+enum class BarrierAlgo { Mpi, Central, Tree, Dissemination };
+enum class BcastAlgo { Mpi, Flat, Binomial };
+
+struct SubstituteSettings {
+  BarrierAlgo barrier = BarrierAlgo::Mpi;
+  int tree_arity = 2;
+  BcastAlgo bcast = BcastAlgo::Mpi;
+  std::string error;  // a setting that could not be read, in one line
+};
+
+// Parses the two settings (null or empty: "mpi"); error names the first bad one and what is
+// accepted, and leaves both at "mpi".
+SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast);
+
+class Substitutes {
+ public:
+  // At MPI_Init on every rank: reads MSTEP_BARRIER and MSTEP_BCAST.
+  void start(int world_rank);
+  bool barrier_on() const { return settings_.barrier != BarrierAlgo::Mpi; }
+  bool bcast_on() const { return settings_.bcast != BcastAlgo::Mpi; }
+  // meta.json's "collectives" object: {"barrier": "tree:4", "bcast": "mpi"}.
+  std::string json() const;
+
+  int barrier(MPI_Comm comm);
+  int bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+
+ private:
+  // The private duplicate of `comm`, made on first use; MPI_COMM_NULL when `comm` is not an
+  // intracommunicator this can substitute on.
+  MPI_Comm private_comm(MPI_Comm comm);
+
+  SubstituteSettings settings_;
+  int keyval_ = MPI_KEYVAL_INVALID;
+};
+
+extern Substitutes g_substitutes;
+
+}  // namespace mstep

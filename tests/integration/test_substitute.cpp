@@ -1,0 +1,124 @@
+// Integration test: libmstep's substitute collectives (MSTEP_BARRIER, MSTEP_BCAST;
+// interpose/substitute.hpp) on collectives.c at 4 ranks (a round on MPI_COMM_WORLD with a
+// Bcast of 10 ints from root 0 and a Barrier, the same round on each half of a parity split, and
+// a Comm_dup/Comm_free). The program checks its own results; pmpi_count_shim counts the
+// point-to-point PMPI calls below libmstep, which are exactly the substitutes' messages (the
+// program makes no point-to-point call, and MPICH's own collectives make no PMPI call).
+#include "harness.hpp"
+
+using namespace mstep_it;
+
+namespace {
+
+const std::string kCountShim = COUNT_SHIM;
+
+struct Counts {
+  long send = 0, recv = 0, sendrecv = 0;
+  bool operator==(const Counts&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Counts& c) {
+  return os << "{send " << c.send << ", recv " << c.recv << ", sendrecv " << c.sendrecv << "}";
+}
+
+// The shim's lines, per world rank.
+std::map<int, Counts> counts_of(const std::string& err) {
+  std::map<int, Counts> out;
+  for (const auto& l : lines_of(err)) {
+    if (l.rfind("pmpi_count ", 0) != 0) continue;
+    Counts c;
+    c.send = parse_int_after(l, "send=");
+    c.recv = parse_int_after(l, "recv=");
+    c.sendrecv = parse_int_after(l, "sendrecv=");
+    out[parse_int_after(l, "rank=")] = c;
+  }
+  return out;
+}
+
+json meta_of(const fs::path& dir) {
+  std::ifstream in(dir / "meta.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_json(text.str());
+}
+
+Result run_with(const fs::path& dir, const std::string& barrier, const std::string& bcast) {
+  return record(dir, 4, {prog("collectives")},
+                {{"LD_PRELOAD", kCountShim}, {"MSTEP_BARRIER", barrier}, {"MSTEP_BCAST", bcast}});
+}
+
+}  // namespace
+
+TEST_CASE("substitute collectives: the same results, exactly the algorithm's messages, recorded in meta.json") {
+  {
+    INFO("MPICH's own (the default): no point-to-point call below libmstep, no \"collectives\" in meta.json");
+    const fs::path dir = test_dir() / "mpi";
+    const Result r = run_with(dir, "mpi", "mpi");
+    check_recorded(r, 4);
+    const auto c = counts_of(r.err);
+    REQUIRE(c.size() == 4);
+    for (const auto& [rank, k] : c) CHECK(k == Counts{});
+    CHECK_FALSE(meta_of(dir).contains("collectives"));
+  }
+  {
+    // Bcast, flat: the root sends to each other member (3 on WORLD, 1 on a half). Barrier,
+    // central: rank 0 receives from each other member, then releases each (3 + 3 on WORLD, 1 + 1
+    // on a half); the others send once and receive once. Ranks 0 and 1 are the roots (comm rank
+    // 0) of the two halves.
+    INFO("MSTEP_BARRIER=central, MSTEP_BCAST=flat");
+    const fs::path dir = test_dir() / "central";
+    const Result r = run_with(dir, "central", "flat");
+    check_recorded(r, 4);
+    const std::map<int, Counts> want{{0, {8, 4, 0}}, {1, {3, 3, 0}}, {2, {2, 4, 0}}, {3, {2, 4, 0}}};
+    CHECK(counts_of(r.err) == want);
+    const json m = meta_of(dir);
+    CHECK(m.at("collectives") == json{{"barrier", "central"}, {"bcast", "flat"}});
+  }
+  {
+    // Bcast, MPICH's binomial tree of 4 from 0: 0 sends to 2 and 1, 2 sends to 3. Barrier,
+    // dissemination: 2 Sendrecv rounds on WORLD, 1 on a half, on every rank.
+    INFO("MSTEP_BARRIER=dissemination, MSTEP_BCAST=binomial");
+    const fs::path dir = test_dir() / "dissemination";
+    const Result r = run_with(dir, "dissemination", "binomial");
+    check_recorded(r, 4);
+    const std::map<int, Counts> want{{0, {3, 0, 3}}, {1, {1, 1, 3}}, {2, {1, 2, 3}}, {3, {0, 2, 3}}};
+    CHECK(counts_of(r.err) == want);
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "dissemination"}, {"bcast", "binomial"}});
+  }
+  {
+    // Barrier, combining tree of arity 2: children of 0 are 1 and 2, of 1 is 3; gather up, then
+    // release down the binomial tree (0 to 2 and 1, 2 to 3). Bcast flat as above.
+    INFO("MSTEP_BARRIER=tree:2, MSTEP_BCAST=flat");
+    const fs::path dir = test_dir() / "tree";
+    const Result r = run_with(dir, "tree:2", "flat");
+    check_recorded(r, 4);
+    const std::map<int, Counts> want{{0, {7, 3, 0}}, {1, {3, 4, 0}}, {2, {3, 4, 0}}, {3, {2, 4, 0}}};
+    CHECK(counts_of(r.err) == want);
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}});
+  }
+  {
+    INFO("a malformed setting: one line on rank 0's stderr, MPICH's own collectives run");
+    const fs::path dir = test_dir() / "bad";
+    const Result r = run_with(dir, "tree:1", "flat");
+    check_recorded(r, 4);
+    std::size_t said = 0;
+    for (const auto& l : lines_of(r.err))
+      said += l == "mstep: MSTEP_BARRIER='tree:1' is not mpi, central, tree:N (N >= 2) or dissemination; MPICH's "
+                   "own collectives run";
+    CHECK(said == 1);
+    for (const auto& [rank, k] : counts_of(r.err)) CHECK(k == Counts{});
+    CHECK_FALSE(meta_of(dir).contains("collectives"));
+  }
+}
+
+TEST_CASE("substitute collectives: a broadcast from every root at 3 ranks arrives whole") {
+  // The shipped example rotates the root and checks every byte; 3 ranks is not a power of two.
+  for (const char* bcast : {"flat", "binomial"}) {
+    INFO(bcast);
+    const fs::path dir = test_dir() / bcast;
+    const Result r = record(dir, 3, {std::string(EXAMPLES_DIR) + "/collectives", "30", "1000", "1"},
+                            {{"LD_PRELOAD", kShim}, {"MSTEP_BARRIER", "tree:4"}, {"MSTEP_BCAST", bcast}});
+    check_recorded(r, 3);
+    CHECK(r.out.find("collectives: 3 ranks, 30 iterations of 1000 bytes: ok") != std::string::npos);
+  }
+}
