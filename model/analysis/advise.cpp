@@ -55,7 +55,7 @@ BroadcastNetwork broadcast_subnetwork(const BroadcastParams& calibrated, std::sp
 }
 
 double isolated_collective_s(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t bytes,
-                             const LogGPSParams& p) {
+                             const LogGPSParams& p, const CollectiveSubstitutes& subs) {
   if (n <= 1) return 0;
   // Every member: MPI_Init, the collective and MPI_Finalize, all at one instant, so the replay's
   // zero is the collective's start and each member's finish is when the collective returned.
@@ -89,7 +89,7 @@ double isolated_collective_s(Op op, std::uint32_t n, std::uint32_t root, std::ui
   for (const RankTrace& t : traces) ranks.push_back(&t);
   const Matching matching = match_messages(ranks);
   const Timeline timeline(ranks);
-  const ReplayInput in{ranks, matching, timeline, 0};
+  const ReplayInput in{ranks, matching, timeline, 0, {}, subs};
   return replay_loggps(in, p).predicted_s;
 }
 

@@ -25,6 +25,7 @@
 #include "model/cost/collectives.hpp"
 #include "model/cost/loggps.hpp"
 #include "model/params/params.hpp"
+#include "model/replay/replay_collectives.hpp"
 
 namespace mstep::model {
 
@@ -57,8 +58,9 @@ BroadcastNetwork broadcast_subnetwork(const BroadcastParams& calibrated, std::sp
 
 // The time one collective call takes under the LogGPS replay when all `n` members enter it at
 // once: the latest member's return. n = 1 gives 0.
+// `subs`: libmstep's substitute algorithms instead of MPICH's (model/replay/replay_collectives.hpp).
 double isolated_collective_s(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t bytes,
-                             const LogGPSParams& p);
+                             const LogGPSParams& p, const CollectiveSubstitutes& subs = {});
 
 // One call site of a collective, as the trace has it (summed over the ranks that called it).
 struct CollectiveSite {

@@ -95,7 +95,7 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
 
   // The event-driven replays of every rank's recorded sequence. The LogGPS replay goes first:
   // the machine terms it charges (cold start, fresh buffers) are charged to the step models too.
-  const ReplayInput input{ranks, matching, timeline};
+  const ReplayInput input{ranks, matching, timeline, kReplayWindow, {}, substitutes_of(trace.meta)};
   const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
   std::optional<ModelResult> loggp_result, loggps_result, linear_result;
   if (params && params->loggps) {

@@ -141,7 +141,7 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   // records in all, 16 to kReplayWindow a rank.
   const auto window = static_cast<std::uint32_t>(std::clamp<std::size_t>(
       (std::size_t{64} << 20) / (sizeof(Event) * std::max<std::size_t>(ranks.size(), 1)), 16, kReplayWindow));
-  const ReplayInput input{ranks, none, timeline, window, files};
+  const ReplayInput input{ranks, none, timeline, window, files, substitutes_of(trace.meta)};
   const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
   std::vector<MachineCharge> charges;
   std::vector<double> loggp_s, loggps_s, linear_s;

@@ -29,7 +29,8 @@ struct Instance {
 // agree on the operation, size and root, the root's sizes win, every member has a trace).
 std::vector<Instance> instances_of(std::span<const RankTrace* const> ranks,
                                    const std::vector<std::vector<CollectiveCall>>& calls,
-                                   std::vector<std::vector<std::uint32_t>>& instance_at) {
+                                   std::vector<std::vector<std::uint32_t>>& instance_at,
+                                   const CollectiveSubstitutes& subs) {
   std::vector<Instance> out(calls.size());
   for (std::size_t k = 0; k < calls.size(); ++k) {
     Instance& inst = out[k];
@@ -57,12 +58,12 @@ std::vector<Instance> instances_of(std::span<const RankTrace* const> ranks,
       const auto r = static_cast<std::uint32_t>(root);
       if (first) {
         inst.members = &def->world_ranks;
-        inst.shape = choose_collective(e.op, n, r, collective_block_bytes(e, n));
+        inst.shape = choose_collective(e.op, n, r, collective_block_bytes(e, n), subs);
         first = false;
       } else if (inst.shape.op != e.op || inst.shape.n != n || inst.shape.root != r) {
         bad = true;
       } else if (e.flags & kRoot) {
-        inst.shape = choose_collective(e.op, n, r, collective_block_bytes(e, n));
+        inst.shape = choose_collective(e.op, n, r, collective_block_bytes(e, n), subs);
       }
     }
     inst.usable = !bad && !first && calls[k].size() == inst.shape.n && inst.shape.algo != CollAlgo::Unsupported;
@@ -136,7 +137,8 @@ GoalSummary write_goal(const TraceDir& trace, std::ostream& out, double units_pe
     msg_at[static_cast<std::size_t>(msg.dst)][msg.recv_event] = m;
   }
   const auto calls = collective_instances(ranks);
-  const std::vector<Instance> instances = instances_of(ranks, calls, instance_at);
+  const std::vector<Instance> instances =
+      instances_of(ranks, calls, instance_at, substitutes_of(trace.meta));
 
   // Where each rank starts: its MPI_Init exit, relative to the earliest.
   std::vector<std::size_t> first(P, 0);

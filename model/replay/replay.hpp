@@ -50,6 +50,7 @@
 #include "model/params/cold_start.hpp"
 #include "model/cost/linear.hpp"
 #include "model/cost/loggps.hpp"
+#include "model/replay/replay_collectives.hpp"
 #include "model/trace/matching.hpp"
 #include "model/trace/timeline.hpp"
 
@@ -72,6 +73,9 @@ struct ReplayInput {
   // `ranks` need only hold each rank's definitions and clock samples (read_rank_metadata), and the
   // records are read a frame at a time: the replay's memory no longer holds the trace.
   std::span<const std::string> files = {};
+  // The collectives libmstep ran in place of MPICH's (meta.json "collectives"): charged as they
+  // ran. Default: MPICH's own.
+  CollectiveSubstitutes substitutes = {};
 };
 
 // The predicted time one collective call spent waiting for the last member to arrive.

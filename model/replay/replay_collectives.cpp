@@ -56,12 +56,15 @@ std::uint64_t blocks_with_bit(std::uint64_t n, std::uint64_t p) {
   return full + (tail > p ? tail - p : 0);
 }
 
-void bcast_binomial(Writer& w, std::uint32_t n, std::uint32_t rel, std::uint32_t root, std::uint64_t m) {
+// `first_round`: the binomial tree's rounds come after that many others (the combining tree's
+// release).
+void bcast_binomial(Writer& w, std::uint32_t n, std::uint32_t rel, std::uint32_t root, std::uint64_t m,
+                    std::uint32_t first_round = 0) {
   auto abs = [&](std::uint64_t r) { return static_cast<std::uint32_t>((r + root) % n); };
   std::uint64_t mask = 1;
   while (mask < n) {
     if (rel & mask) {
-      w.recv(log2_of(mask), rel - static_cast<std::uint32_t>(mask), abs(rel - mask), m);
+      w.recv(first_round + log2_of(mask), rel - static_cast<std::uint32_t>(mask), abs(rel - mask), m);
       w.step();
       break;
     }
@@ -69,7 +72,7 @@ void bcast_binomial(Writer& w, std::uint32_t n, std::uint32_t rel, std::uint32_t
   }
   for (mask >>= 1; mask > 0; mask >>= 1) {
     if (rel + mask < n) {
-      w.send(log2_of(mask), rel, abs(rel + mask), m);
+      w.send(first_round + log2_of(mask), rel, abs(rel + mask), m);
       w.step();
     }
   }
@@ -234,10 +237,33 @@ std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n) {
   }
 }
 
-CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t m) {
+CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast) {
+  CollectiveSubstitutes s;
+  if (barrier == "central") s.barrier = CollAlgo::BarrierCentral;
+  else if (barrier == "dissemination") s.barrier = CollAlgo::BarrierDissemination;
+  else if (barrier.starts_with("tree:")) {
+    std::uint32_t arity = 0;
+    for (char c : barrier.substr(5)) arity = c >= '0' && c <= '9' && arity < 100000 ? arity * 10 + (c - '0') : 0;
+    if (arity >= 2) s.barrier = CollAlgo::BarrierCombiningTree, s.arity = arity;
+  }
+  if (bcast == "flat") s.bcast = CollAlgo::BcastFlat;
+  else if (bcast == "binomial") s.bcast = CollAlgo::BcastBinomial;
+  return s;
+}
+
+CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t m,
+                            const CollectiveSubstitutes& subs) {
   CollShape s{CollAlgo::Unsupported, op, n, root, m};
   if (n <= 1) {
     s.algo = CollAlgo::Nothing;
+    return s;
+  }
+  if (op == Op::Barrier && subs.barrier != CollAlgo::Unsupported) {
+    s.algo = subs.barrier, s.arity = subs.arity, s.substitute = true;
+    return s;
+  }
+  if (op == Op::Bcast && subs.bcast != CollAlgo::Unsupported) {
+    s.algo = subs.bcast, s.substitute = true;
     return s;
   }
   const std::uint32_t pof2 = floor_pow2(n);
@@ -309,6 +335,9 @@ std::uint32_t coll_rounds(const CollShape& s) {
     case CollAlgo::AlltoallScattered:
     case CollAlgo::AlltoallPairwise:
     case CollAlgo::ReduceScatterPairwise: return n;
+    case CollAlgo::BarrierCentral: return 2;
+    case CollAlgo::BarrierCombiningTree: return 1 + K;
+    case CollAlgo::BcastFlat: return 1;
   }
   return 0;
 }
@@ -485,6 +514,51 @@ void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32
     case CollAlgo::ReduceScatterPairwise:
       for (std::uint32_t i = 1; i < n; ++i) w.exchange(i, me, (me + n - i) % n, m, (me + i) % n, m);
       break;
+    // libmstep's substitutes, as interpose/substitute.cpp runs them: blocking PMPI_Send and
+    // PMPI_Recv, each a step of its own. Rank 0 of the central counter receives from any source;
+    // here in rank order, so its receive overheads queue as MODELS.md's (P-2) f_r says (a late
+    // low rank makes it wait for the others' overheads after that rank's arrival).
+    case CollAlgo::BarrierCentral:
+      if (me == 0) {
+        for (std::uint32_t i = 1; i < n; ++i) {
+          w.recv(0, i, i, 0);
+          w.step();
+        }
+        for (std::uint32_t i = 1; i < n; ++i) {
+          w.send(1, i, i, 0);
+          w.step();
+        }
+      } else {
+        w.send(0, me, 0, 0);
+        w.step();
+        w.recv(1, me, 0, 0);
+        w.step();
+      }
+      break;
+    case CollAlgo::BarrierCombiningTree: {
+      const std::uint64_t N = s.arity, first = N * me + 1;
+      for (std::uint64_t c = first; c < first + N && c < n; ++c) {
+        w.recv(0, static_cast<std::uint32_t>(c), static_cast<std::uint32_t>(c), 0);
+        w.step();
+      }
+      if (me != 0) {
+        w.send(0, me, static_cast<std::uint32_t>((me - 1) / N), 0);
+        w.step();
+      }
+      bcast_binomial(w, n, me, 0, 0, 1);
+      break;
+    }
+    case CollAlgo::BcastFlat:
+      if (rel == 0) {
+        for (std::uint32_t k = 1; k < n; ++k) {
+          w.send(0, abs(k), abs(k), m);
+          w.step();
+        }
+      } else {
+        w.recv(0, me, abs(0), m);
+        w.step();
+      }
+      break;
   }
   nops = w.nops;
   nsteps = w.nsteps;
@@ -514,6 +588,9 @@ std::string_view coll_algo_name(CollAlgo a) {
     case CollAlgo::AlltoallPairwise: return "pairwise exchange";
     case CollAlgo::ReduceScatterRecHalving: return "recursive halving";
     case CollAlgo::ReduceScatterPairwise: return "pairwise exchange";
+    case CollAlgo::BarrierCentral: return "central counter";
+    case CollAlgo::BarrierCombiningTree: return "combining tree";
+    case CollAlgo::BcastFlat: return "flat tree";
   }
   return "unknown";
 }

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "format/trace_format.hpp"
+#include "model/trace/trace_dir.hpp"
 
 namespace mstep::model {
 
@@ -42,7 +43,27 @@ enum class CollAlgo : std::uint8_t {
   AlltoallPairwise,             // MPIR_Alltoall_intra_pairwise
   ReduceScatterRecHalving,      // MPIR_Reduce_scatter(_block)_intra_recursive_halving
   ReduceScatterPairwise,        // MPIR_Reduce_scatter(_block)_intra_pairwise
+  // libmstep's substitutes (interpose/substitute.hpp), when the run's meta.json says they ran:
+  BarrierCentral,               // MSTEP_BARRIER=central
+  BarrierCombiningTree,         // MSTEP_BARRIER=tree:N (CollShape::arity)
+  BcastFlat,                    // MSTEP_BCAST=flat (binomial is MPICH's BcastBinomial)
 };
+
+// The collectives libmstep ran in place of MPICH's (meta.json "collectives"); the defaults are
+// MPICH's own.
+struct CollectiveSubstitutes {
+  CollAlgo barrier = CollAlgo::Unsupported;  // Unsupported: MPICH's; else BarrierCentral, ...
+  std::uint32_t arity = 0;                   // BarrierCombiningTree
+  CollAlgo bcast = CollAlgo::Unsupported;    // Unsupported: MPICH's; else BcastFlat or BcastBinomial
+  bool any() const { return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported; }
+};
+
+// From meta.json's names ("central", "tree:4", "dissemination", "flat", "binomial", "mpi");
+// an unknown name is MPICH's.
+CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast);
+inline CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
+  return substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute);
+}
 
 // MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes).
 inline constexpr std::uint64_t kBcastShortBytes = 12288;        // binomial up to and including
@@ -68,6 +89,8 @@ struct CollShape {
   std::uint32_t n = 0;     // communicator size
   std::uint32_t root = 0;  // communicator rank of the root (rooted collectives)
   std::uint64_t m = 0;     // bytes: the message (Bcast, Reduce, Allreduce) or one member's block
+  std::uint32_t arity = 0; // BarrierCombiningTree
+  bool substitute = false; // one of libmstep's algorithms, not MPICH's choice
 };
 
 // One message of a member's program.
@@ -83,8 +106,10 @@ struct CollOp {
 std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n);
 
 // MPICH 4.0's default algorithm for an intracommunicator of n ranks and m bytes (as
-// collective_block_bytes gives them). Barrier: m is ignored.
-CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t m);
+// collective_block_bytes gives them), or libmstep's substitute where `subs` names one for `op`.
+// Barrier: m is ignored.
+CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t m,
+                            const CollectiveSubstitutes& subs = {});
 
 // Rounds of the instance: it has rounds * n message slots.
 std::uint32_t coll_rounds(const CollShape& s);

@@ -23,6 +23,7 @@ void CollectiveUses::add(const LiveInstance& inst, ReplayResult& out) {
   if (it == uses_.end() || it->first != key) it = uses_.insert(it, {key, Use{}});
   Use& u = it->second;
   ++u.calls;
+  u.substitute = u.substitute || inst.shape.substitute;
   u.min_m = std::min(u.min_m, inst.shape.m);
   u.max_m = std::max(u.max_m, inst.shape.m);
   double last = 0;
@@ -40,9 +41,9 @@ void CollectiveUses::describe(ReplayResult& out) const {
     const auto n = static_cast<std::uint32_t>(key & 0xffffffffu);
     const std::string bytes = op == Op::Barrier ? "" : u.min_m == u.max_m ? fmt::format(", {} bytes", u.min_m)
                                                                          : fmt::format(", {} to {} bytes", u.min_m, u.max_m);
-    out.collective_algorithms.push_back(fmt::format("{}: {} (MPICH default for {} rank{}{}; {} call{})", mpi_name(op),
-                                                    coll_algo_name(algo), n, n == 1 ? "" : "s", bytes, u.calls,
-                                                    u.calls == 1 ? "" : "s"));
+    out.collective_algorithms.push_back(fmt::format("{}: {} ({} for {} rank{}{}; {} call{})", mpi_name(op),
+                                                    coll_algo_name(algo), u.substitute ? "libmstep's substitute" : "MPICH default",
+                                                    n, n == 1 ? "" : "s", bytes, u.calls, u.calls == 1 ? "" : "s"));
   }
 }
 

@@ -148,6 +148,7 @@ struct RunInfo {
   // Member lists of the global communicators collectives run on (world ranks by communicator rank).
   std::unordered_map<std::uint32_t, MemberList> members;
   bool multithreaded = false;
+  CollectiveSubstitutes substitutes;  // ReplayInput's
 };
 
 RunInfo make_ranks(const ReplayInput& in);
@@ -201,6 +202,7 @@ class CollectiveUses {
  private:
   struct Use {
     std::uint64_t calls = 0, min_m = ~std::uint64_t{0}, max_m = 0;
+    bool substitute = false;  // libmstep's algorithm (all calls of an op in a run are, or none)
   };
   std::vector<std::pair<std::uint64_t, Use>> uses_;  // key: op, algo, n packed
 };

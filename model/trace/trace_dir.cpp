@@ -31,6 +31,13 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
                                      "their files end early", file.string(), m.write_failed_ranks,
                                      m.write_failed_ranks == 1 ? "" : "s"));
     if (j.contains("environment")) m.environment = j.at("environment").get<MpiEnvironment>();
+    if (j.contains("collectives")) {
+      const auto& c = j.at("collectives");
+      m.barrier_substitute = c.value("barrier", "");
+      m.bcast_substitute = c.value("bcast", "");
+      if (m.barrier_substitute == "mpi") m.barrier_substitute.clear();
+      if (m.bcast_substitute == "mpi") m.bcast_substitute.clear();
+    }
     if (const int v = j.value("format_version", 0); v < kOldestTraceVersion || v > kTraceVersion)
       problems.push_back(fmt::format("{}: format version {}, this mstep reads versions {} to {}", file.string(), v,
                                      kOldestTraceVersion, kTraceVersion));

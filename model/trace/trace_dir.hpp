@@ -24,6 +24,9 @@ struct RunMeta {
   int write_failed_ranks = 0;  // ranks whose trace writes failed (disk full, I/O error)
   // Rank 0's UCX_*, MPIR_CVAR_*, MPICH_* variables; absent in traces of mstep before 2026-11-24.
   std::optional<MpiEnvironment> environment;
+  // The substitute collectives libmstep ran (meta.json "collectives"), "" where MPICH's ran:
+  // "central", "tree:4", "dissemination"; "flat", "binomial".
+  std::string barrier_substitute, bcast_substitute;
 };
 
 // How much of one rank's file was read.

@@ -73,6 +73,20 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     CHECK(counts_of(r.err) == want);
     const json m = meta_of(dir);
     CHECK(m.at("collectives") == json{{"barrier", "central"}, {"bcast", "flat"}});
+    // The report charges what ran: the substitutes, not MPICH's choice.
+    const fs::path params = dir.parent_path() / "params.json";
+    std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9,
+      "s": null, "S": 1000})";
+    const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
+    const auto algos = rep.at("collective_algorithms").get<std::vector<std::string>>();
+    const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
+    CHECK(has("MPI_Barrier: central counter (libmstep's substitute for 4 ranks; 1 call)"));
+    CHECK(has("MPI_Barrier: central counter (libmstep's substitute for 2 ranks; 2 calls)"));
+    CHECK(has("MPI_Bcast: flat tree (libmstep's substitute for 4 ranks, 40 bytes; 1 call)"));
+    // Everything else is still MPICH's.
+    for (const auto& line : algos)
+      if (line.rfind("MPI_Barrier", 0) != 0 && line.rfind("MPI_Bcast", 0) != 0)
+        CHECK(line.find("(MPICH default for") != std::string::npos);
   }
   {
     // Bcast, MPICH's binomial tree of 4 from 0: 0 sends to 2 and 1, 2 sends to 3. Barrier,

@@ -151,3 +151,24 @@ TEST_CASE("advise: what it cannot advise on", "[advise]") {
   CHECK_THROWS_WITH(advise_collective(site(Op::Allreduce, 4, 8, 1), with(small_net())),
                     "no advice for MPI_Allreduce: only MPI_Barrier and MPI_Bcast");
 }
+
+TEST_CASE("advise: libmstep's substitutes as the replay charges them", "[advise]") {
+  const auto subs = [](const char* barrier, const char* bcast) { return substitutes_from_names(barrier, bcast); };
+  const LogGPSParams p = small_net();  // o + L + o = 4 us, T1 = 1 us > g
+  // Central counter of 4: 1, 2 and 3 send at 0, all there at 3; rank 0's receives end at 4, 5, 6;
+  // it releases 1, 2, 3 with sends starting at 6, 7, 8, the last there at 8 + 4 = 12 us, MODELS.md's
+  // 2 (o + L + o) + (P-2) f_r + (P-2) f_s.
+  CHECK(isolated_collective_s(Op::Barrier, 4, 0, 0, p, subs("central", "")) == Approx(12e-6));
+  // Combining tree of arity 2: 3 to 1 ends at 4, 1 to 0 at 8, then 0 takes 2's (there since 3) at
+  // 9; the binomial release from 0 at 9: 2 at 13, 1 at 14, 3 (from 2) at 17 us.
+  CHECK(isolated_collective_s(Op::Barrier, 4, 0, 0, p, subs("tree:2", "")) == Approx(17e-6));
+  CHECK(isolated_collective_s(Op::Barrier, 4, 0, 0, p, subs("dissemination", "")) == Approx(8e-6));
+  // Flat broadcast of 8 B: the third send starts at 2, + 4.008 us; binomial from root 1: rel 3 at
+  // 8.016 us, as MPICH's (the same schedule).
+  CHECK(isolated_collective_s(Op::Bcast, 4, 0, 8, p, subs("", "flat")) == Approx(6.008e-6));
+  CHECK(isolated_collective_s(Op::Bcast, 4, 1, 8, p, subs("", "binomial")) ==
+        Approx(isolated_collective_s(Op::Bcast, 4, 1, 8, p)));
+  // Unknown names are MPICH's own.
+  CHECK_FALSE(subs("tree:1", "esssp").any());
+  CHECK(subs("tree:16", "").arity == 16);
+}

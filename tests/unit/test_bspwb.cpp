@@ -17,7 +17,9 @@ using namespace mstep::model;
 namespace {
 
 StepRecord step(double w, std::uint64_t in, std::uint64_t out, std::vector<Partner> incoming = {}) {
-  return StepRecord{w, in, out, std::move(incoming)};
+  StepRecord s;
+  s.w = w, s.in_bytes = in, s.out_bytes = out, s.incoming = std::move(incoming);
+  return s;
 }
 
 // A step whose first send comes after `w_send` of its `w` seconds of computation.
