@@ -1,12 +1,17 @@
 #include "interpose/substitute.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/cost/collectives.hpp"
 
 namespace mstep {
 
@@ -17,13 +22,13 @@ namespace {
 constexpr int kTag = 0;  // the private communicator carries nothing else
 
 bool parse_arity(std::string_view text, int& arity) {
-  if (text.empty() || text.size() > 6) return false;
+  if (text.empty() || text.size() > 3) return false;
   int v = 0;
   for (char c : text) {
     if (c < '0' || c > '9') return false;
     v = v * 10 + (c - '0');
   }
-  if (v < 2) return false;
+  if (v < 2 || v > 255) return false;  // packed in 8 bits beside the duplicate (as_value)
   arity = v;
   return true;
 }
@@ -87,10 +92,19 @@ int dissemination_barrier(int me, int n, MPI_Comm pc) {
   return rc.rc;
 }
 
-// The attribute's value is the duplicate's handle itself (an int in the MPICH ABI), so nothing is
-// allocated for it.
-void* as_value(MPI_Comm c) { return reinterpret_cast<void*>(static_cast<std::intptr_t>(c)); }
-MPI_Comm as_comm(void* v) { return static_cast<MPI_Comm>(reinterpret_cast<std::intptr_t>(v)); }
+// The attribute's value packs the duplicate's handle (an int in the MPICH ABI) with the barrier
+// chosen for it, so nothing is allocated: bits 0-31 the handle, 32-39 the algorithm, 40-47 the
+// tree's arity.
+void* as_value(MPI_Comm c, BarrierAlgo a, int arity) {
+  const std::uint64_t v = static_cast<std::uint32_t>(c) | (std::uint64_t{static_cast<std::uint8_t>(a)} << 32) |
+                          (std::uint64_t{static_cast<std::uint8_t>(arity)} << 40);
+  return reinterpret_cast<void*>(static_cast<std::uintptr_t>(v));
+}
+MPI_Comm as_comm(void* v) {
+  return static_cast<MPI_Comm>(static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(v) & 0xffffffffu));
+}
+BarrierAlgo algo_of(void* v) { return static_cast<BarrierAlgo>((reinterpret_cast<std::uintptr_t>(v) >> 32) & 0xff); }
+int arity_of(void* v) { return static_cast<int>((reinterpret_cast<std::uintptr_t>(v) >> 40) & 0xff); }
 
 int delete_private(MPI_Comm, int, void* value, void*) {
   MPI_Comm pc = as_comm(value);
@@ -104,6 +118,7 @@ std::string barrier_name(const SubstituteSettings& s) {
     case BarrierAlgo::Central: return "central";
     case BarrierAlgo::Tree: return fmt::format("tree:{}", s.tree_arity);
     case BarrierAlgo::Dissemination: return "dissemination";
+    case BarrierAlgo::Auto: return "auto";
   }
   return "mpi";
 }
@@ -125,8 +140,9 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
   if (b.empty() || b == "mpi") s.barrier = BarrierAlgo::Mpi;
   else if (b == "central") s.barrier = BarrierAlgo::Central;
   else if (b == "dissemination") s.barrier = BarrierAlgo::Dissemination;
+  else if (b == "auto") s.barrier = BarrierAlgo::Auto;
   else if (b.starts_with("tree:") && parse_arity(b.substr(5), s.tree_arity)) s.barrier = BarrierAlgo::Tree;
-  else s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (N >= 2) or dissemination", b);
+  else s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
   if (c.empty() || c == "mpi") s.bcast = BcastAlgo::Mpi;
   else if (c == "flat") s.bcast = BcastAlgo::Flat;
   else if (c == "binomial") s.bcast = BcastAlgo::Binomial;
@@ -139,8 +155,39 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
   return s;
 }
 
+bool read_logp_for_auto(const std::string& path, SubstituteSettings& s) {
+  std::ifstream in(path);
+  if (!in) {
+    s.error = fmt::format("MSTEP_BARRIER=auto needs calibrated parameters: cannot read {} (set MSTEP_PARAMS=FILE "
+                          "of mstep calibrate)", path.empty() ? std::string("~/.config/mstep/params.json") : path);
+    return false;
+  }
+  try {
+    const auto j = nlohmann::json::parse(in);
+    s.L = j.at("L").get<double>(), s.o = j.at("o").get<double>(), s.g = j.at("g").get<double>();
+  } catch (const std::exception&) {
+    s.error = fmt::format("MSTEP_BARRIER=auto: {} has no numbers L, o and g", path);
+    return false;
+  }
+  if (!(s.L >= 0 && s.o >= 0 && s.g >= 0 && std::isfinite(s.L + s.o + s.g))) {
+    s.error = fmt::format("MSTEP_BARRIER=auto: L, o and g of {} must be finite and not negative", path);
+    return false;
+  }
+  return true;
+}
+
 void Substitutes::start(int world_rank) {
   settings_ = parse_substitute_settings(std::getenv("MSTEP_BARRIER"), std::getenv("MSTEP_BCAST"));
+  if (settings_.barrier == BarrierAlgo::Auto) {
+    std::string path;
+    if (const char* p = std::getenv("MSTEP_PARAMS"); p && *p) path = p;
+    else if (const char* home = std::getenv("HOME"); home && *home) path = std::string(home) + "/.config/mstep/params.json";
+    if (!read_logp_for_auto(path, settings_)) {
+      std::string error = std::move(settings_.error);
+      settings_ = SubstituteSettings{};
+      settings_.error = std::move(error);
+    }
+  }
   if (!settings_.error.empty() && world_rank == 0)
     std::fprintf(stderr, "mstep: %s; MPICH's own collectives run\n", settings_.error.c_str());
   if ((barrier_on() || bcast_on()) && keyval_ == MPI_KEYVAL_INVALID)
@@ -148,44 +195,59 @@ void Substitutes::start(int world_rank) {
 }
 
 std::string Substitutes::json() const {
-  return fmt::format(R"({{"barrier": "{}", "bcast": "{}"}})", barrier_name(settings_), bcast_name(settings_.bcast));
+  std::string logp;
+  if (settings_.barrier == BarrierAlgo::Auto)
+    logp = fmt::format(R"(, "logp": {{"L": {:.9g}, "o": {:.9g}, "g": {:.9g}}})", settings_.L, settings_.o, settings_.g);
+  return fmt::format(R"({{"barrier": "{}", "bcast": "{}"{}}})", barrier_name(settings_), bcast_name(settings_.bcast),
+                     logp);
 }
 
-MPI_Comm Substitutes::private_comm(MPI_Comm comm) {
-  if (comm == MPI_COMM_NULL || keyval_ == MPI_KEYVAL_INVALID) return MPI_COMM_NULL;
+Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {
+  if (comm == MPI_COMM_NULL || keyval_ == MPI_KEYVAL_INVALID) return {};
   int inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return MPI_COMM_NULL;
+  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return {};
   void* value = nullptr;
   int found = 0;
-  if (PMPI_Comm_get_attr(comm, keyval_, &value, &found) != MPI_SUCCESS) return MPI_COMM_NULL;
-  if (found) return as_comm(value);
-  MPI_Comm pc = MPI_COMM_NULL;
-  if (PMPI_Comm_dup(comm, &pc) != MPI_SUCCESS) return MPI_COMM_NULL;
-  if (PMPI_Comm_set_attr(comm, keyval_, as_value(pc)) != MPI_SUCCESS) {
-    PMPI_Comm_free(&pc);
-    return MPI_COMM_NULL;
+  if (PMPI_Comm_get_attr(comm, keyval_, &value, &found) != MPI_SUCCESS) return {};
+  if (found) return {as_comm(value), algo_of(value), arity_of(value)};
+  Private p{MPI_COMM_NULL, settings_.barrier, settings_.tree_arity};
+  if (PMPI_Comm_dup(comm, &p.pc) != MPI_SUCCESS) return {};
+  if (p.barrier == BarrierAlgo::Auto) {
+    int n = 1;
+    PMPI_Comm_size(p.pc, &n);
+    const model::AdaptiveBarrier a =
+        model::adaptive_barrier_any_arity({settings_.L, settings_.o, settings_.o, settings_.g}, static_cast<std::uint32_t>(n));
+    p.barrier = a.algorithm == model::BarrierAlgorithm::CentralCounter ? BarrierAlgo::Central
+                : a.algorithm == model::BarrierAlgorithm::CombiningTree ? BarrierAlgo::Tree
+                                                                          : BarrierAlgo::Dissemination;
+    p.arity = static_cast<int>(a.arity);
   }
-  return pc;  // freed with `comm`, by delete_private
+  if (PMPI_Comm_set_attr(comm, keyval_, as_value(p.pc, p.barrier, p.arity)) != MPI_SUCCESS) {
+    PMPI_Comm_free(&p.pc);
+    return {};
+  }
+  return p;  // the duplicate is freed with `comm`, by delete_private
 }
 
 int Substitutes::barrier(MPI_Comm comm) {
-  const MPI_Comm pc = barrier_on() ? private_comm(comm) : MPI_COMM_NULL;
-  if (pc == MPI_COMM_NULL) return PMPI_Barrier(comm);
+  const Private p = barrier_on() ? private_comm(comm) : Private{};
+  if (p.pc == MPI_COMM_NULL) return PMPI_Barrier(comm);
   int me = 0, n = 1;
-  PMPI_Comm_rank(pc, &me);
-  PMPI_Comm_size(pc, &n);
+  PMPI_Comm_rank(p.pc, &me);
+  PMPI_Comm_size(p.pc, &n);
   if (n == 1) return MPI_SUCCESS;
-  switch (settings_.barrier) {
-    case BarrierAlgo::Central: return central_barrier(me, n, pc);
-    case BarrierAlgo::Tree: return tree_barrier(me, n, settings_.tree_arity, pc);
-    case BarrierAlgo::Dissemination: return dissemination_barrier(me, n, pc);
-    case BarrierAlgo::Mpi: break;
+  switch (p.barrier) {
+    case BarrierAlgo::Central: return central_barrier(me, n, p.pc);
+    case BarrierAlgo::Tree: return tree_barrier(me, n, p.arity, p.pc);
+    case BarrierAlgo::Dissemination: return dissemination_barrier(me, n, p.pc);
+    case BarrierAlgo::Mpi:
+    case BarrierAlgo::Auto: break;
   }
   return PMPI_Barrier(comm);
 }
 
 int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  const MPI_Comm pc = bcast_on() ? private_comm(comm) : MPI_COMM_NULL;
+  const MPI_Comm pc = bcast_on() ? private_comm(comm).pc : MPI_COMM_NULL;
   if (pc == MPI_COMM_NULL) return PMPI_Bcast(buf, count, type, root, comm);
   int me = 0, n = 1;
   PMPI_Comm_rank(pc, &me);

@@ -1,8 +1,13 @@
 // Substitute collectives (issue 15): MPI_Barrier and MPI_Bcast run by libmstep's own algorithms
 // over point-to-point messages, so that an algorithm `mstep advise` recommends can be run and
 // measured without changing the application. Chosen by environment variables, read at MPI_Init:
-//   MSTEP_BARRIER = mpi | central | tree:N (N >= 2) | dissemination
+//   MSTEP_BARRIER = mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
 //   MSTEP_BCAST   = mpi | flat | binomial
+// "auto" is Zharikov and Paznikov's adaptive barrier: per communicator size, the algorithm (and
+// tree arity) of least predicted time under the LogP parameters L, o and g of the calibrated
+// parameter file ($MSTEP_PARAMS, else ~/.config/mstep/params.json), o_s = o_r = o
+// (adaptive_barrier_any_arity in model/cost/collectives.hpp; the replay recomputes the same
+// choice from meta.json).
 // "mpi" (or unset) is MPICH's own. The algorithms are those of MODELS.md section 4:
 //   central: every rank sends to rank 0, which then releases each in turn;
 //   tree:N: gather up the N-ary tree (children of r: N r + 1 ... N r + N), release down MPICH's
@@ -25,15 +30,20 @@
 
 namespace mstep {
 
-enum class BarrierAlgo { Mpi, Central, Tree, Dissemination };
+enum class BarrierAlgo { Mpi, Central, Tree, Dissemination, Auto };
 enum class BcastAlgo { Mpi, Flat, Binomial };
 
 struct SubstituteSettings {
   BarrierAlgo barrier = BarrierAlgo::Mpi;
   int tree_arity = 2;
   BcastAlgo bcast = BcastAlgo::Mpi;
+  double L = 0, o = 0, g = 0;  // Auto: the LogP parameters, seconds
   std::string error;  // a setting that could not be read, in one line
 };
+
+// Auto: L, o and g from the parameter file's top level (`mstep calibrate`'s format); false with
+// `error` set when the file cannot be read or lacks them.
+bool read_logp_for_auto(const std::string& path, SubstituteSettings& s);
 
 // Parses the two settings (null or empty: "mpi"); error names the first bad one and what is
 // accepted, and leaves both at "mpi".
@@ -52,9 +62,14 @@ class Substitutes {
   int bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
 
  private:
-  // The private duplicate of `comm`, made on first use; MPI_COMM_NULL when `comm` is not an
-  // intracommunicator this can substitute on.
-  MPI_Comm private_comm(MPI_Comm comm);
+  // The private duplicate of `comm`, made on first use, with the barrier that runs on it (auto:
+  // chosen then); pc MPI_COMM_NULL when `comm` is not an intracommunicator this can substitute on.
+  struct Private {
+    MPI_Comm pc = MPI_COMM_NULL;
+    BarrierAlgo barrier = BarrierAlgo::Mpi;
+    int arity = 0;
+  };
+  Private private_comm(MPI_Comm comm);
 
   SubstituteSettings settings_;
   int keyval_ = MPI_KEYVAL_INVALID;

@@ -117,6 +117,19 @@ BarrierChoice adaptive_barrier(const LogPBarrierParams& p, std::uint32_t P,
                            [](const auto& a, const auto& b) { return a.time < b.time; });
 }
 
+AdaptiveBarrier adaptive_barrier_any_arity(const LogPBarrierParams& p, std::uint32_t P) {
+  AdaptiveBarrier best;
+  bool first = true;
+  for (std::uint32_t arity = 2; arity <= 8; ++arity) {
+    const BarrierChoice c = adaptive_barrier(p, P, arity);
+    if (first || c.time < best.time) {
+      best = {c.algorithm, c.algorithm == BarrierAlgorithm::CombiningTree ? arity : 0, c.time};
+      first = false;
+    }
+  }
+  return best;
+}
+
 // ---- Broadcast schedules -----------------------------------------------------------------
 
 std::vector<double> arrival_times(const BroadcastTree& tree, const BroadcastNetwork& net) {

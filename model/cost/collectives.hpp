@@ -48,6 +48,16 @@ struct BarrierChoice {
 BarrierChoice adaptive_barrier(const LogPBarrierParams& p, std::uint32_t P,
                                std::uint32_t tree_arity = 2);
 
+// The adaptive choice as libmstep's MSTEP_BARRIER=auto makes it, and the replay recomputes it
+// from the same parameters: adaptive_barrier over combining-tree arities 2 to 8 (the smallest
+// arity on a tie), so the tree's arity is chosen too.
+struct AdaptiveBarrier {
+  BarrierAlgorithm algorithm = BarrierAlgorithm::Dissemination;
+  std::uint32_t arity = 0;  // CombiningTree: its arity
+  double time = 0;
+};
+AdaptiveBarrier adaptive_barrier_any_arity(const LogPBarrierParams& p, std::uint32_t P);
+
 // ---- Broadcast on a heterogeneous network (Mateescu and Taylor) ------------------------------
 
 // P nodes; w(u,v) is the latency from u to v and D(u,v) the time u is busy injecting a message

@@ -251,6 +251,16 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
   return s;
 }
 
+CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
+  CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute);
+  if (meta.barrier_substitute == "auto") {
+    s.barrier = CollAlgo::BarrierDissemination;
+    s.barrier_auto = true;
+    s.logp = LogPBarrierParams{meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g};
+  }
+  return s;
+}
+
 CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t m,
                             const CollectiveSubstitutes& subs) {
   CollShape s{CollAlgo::Unsupported, op, n, root, m};
@@ -260,6 +270,13 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
   }
   if (op == Op::Barrier && subs.barrier != CollAlgo::Unsupported) {
     s.algo = subs.barrier, s.arity = subs.arity, s.substitute = true;
+    if (subs.barrier_auto) {
+      const AdaptiveBarrier a = adaptive_barrier_any_arity(subs.logp, n);
+      s.algo = a.algorithm == BarrierAlgorithm::CentralCounter ? CollAlgo::BarrierCentral
+               : a.algorithm == BarrierAlgorithm::CombiningTree ? CollAlgo::BarrierCombiningTree
+                                                                  : CollAlgo::BarrierDissemination;
+      s.arity = a.arity;
+    }
     return s;
   }
   if (op == Op::Bcast && subs.bcast != CollAlgo::Unsupported) {

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "format/trace_format.hpp"
+#include "model/cost/collectives.hpp"
 #include "model/trace/trace_dir.hpp"
 
 namespace mstep::model {
@@ -54,6 +55,10 @@ enum class CollAlgo : std::uint8_t {
 struct CollectiveSubstitutes {
   CollAlgo barrier = CollAlgo::Unsupported;  // Unsupported: MPICH's; else BarrierCentral, ...
   std::uint32_t arity = 0;                   // BarrierCombiningTree
+  // MSTEP_BARRIER=auto: per communicator size, adaptive_barrier_any_arity under these parameters
+  // (as libmstep chose); `barrier` is then BarrierDissemination, a placeholder.
+  bool barrier_auto = false;
+  LogPBarrierParams logp;
   CollAlgo bcast = CollAlgo::Unsupported;    // Unsupported: MPICH's; else BcastFlat or BcastBinomial
   bool any() const { return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported; }
 };
@@ -61,9 +66,7 @@ struct CollectiveSubstitutes {
 // From meta.json's names ("central", "tree:4", "dissemination", "flat", "binomial", "mpi");
 // an unknown name is MPICH's.
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast);
-inline CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
-  return substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute);
-}
+CollectiveSubstitutes substitutes_of(const RunMeta& meta);
 
 // MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes).
 inline constexpr std::uint64_t kBcastShortBytes = 12288;        // binomial up to and including

@@ -37,6 +37,10 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       m.bcast_substitute = c.value("bcast", "");
       if (m.barrier_substitute == "mpi") m.barrier_substitute.clear();
       if (m.bcast_substitute == "mpi") m.bcast_substitute.clear();
+      if (c.contains("logp")) {
+        const auto& l = c.at("logp");
+        m.auto_L = l.value("L", 0.0), m.auto_o = l.value("o", 0.0), m.auto_g = l.value("g", 0.0);
+      }
     }
     if (const int v = j.value("format_version", 0); v < kOldestTraceVersion || v > kTraceVersion)
       problems.push_back(fmt::format("{}: format version {}, this mstep reads versions {} to {}", file.string(), v,

@@ -27,6 +27,7 @@ struct RunMeta {
   // The substitute collectives libmstep ran (meta.json "collectives"), "" where MPICH's ran:
   // "central", "tree:4", "dissemination"; "flat", "binomial".
   std::string barrier_substitute, bcast_substitute;
+  double auto_L = 0, auto_o = 0, auto_g = 0;  // barrier "auto": the LogP parameters it chose by
 };
 
 // How much of one rank's file was read.

@@ -111,14 +111,40 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}});
   }
   {
+    // L = 1 us, o = g = 0: on 4 ranks the central counter (2 L) ties dissemination's two rounds
+    // and wins the tie; on the halves (2 ranks) one dissemination round (L) beats it.
+    INFO("MSTEP_BARRIER=auto: the adaptive choice per communicator size, recomputed by the report");
+    const fs::path dir = test_dir() / "auto";
+    const fs::path params = dir.parent_path() / "auto.json";
+    std::ofstream(params) << R"({"L": 1e-6, "o": 0, "g": 0, "Os": 0, "Or": 0, "Gs": 0, "Gl": 0, "s": null, "S": null})";
+    const Result r = record(dir, 4, {prog("collectives")},
+                            {{"LD_PRELOAD", kCountShim}, {"MSTEP_BARRIER", "auto"}, {"MSTEP_PARAMS", params.string()}});
+    check_recorded(r, 4);
+    const std::map<int, Counts> want{{0, {3, 3, 1}}, {1, {1, 1, 1}}, {2, {1, 1, 1}}, {3, {1, 1, 1}}};
+    CHECK(counts_of(r.err) == want);
+    const json c = meta_of(dir).at("collectives");
+    CHECK(c.at("barrier") == "auto");
+    CHECK(c.at("logp").at("L") == 1e-6);
+    const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
+    const auto algos = rep.at("collective_algorithms").get<std::vector<std::string>>();
+    const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
+    CHECK(has("MPI_Barrier: central counter (libmstep's substitute for 4 ranks; 1 call)"));
+    CHECK(has("MPI_Barrier: dissemination (libmstep's substitute for 2 ranks; 2 calls)"));
+
+    const Result none = record(test_dir() / "auto_none", 2, {prog("collectives")},
+                               {{"MSTEP_BARRIER", "auto"}, {"MSTEP_PARAMS", (dir / "missing.json").string()}});
+    check_recorded(none, 2);
+    CHECK(none.err.find("mstep: MSTEP_BARRIER=auto needs calibrated parameters: cannot read") != std::string::npos);
+  }
+  {
     INFO("a malformed setting: one line on rank 0's stderr, MPICH's own collectives run");
     const fs::path dir = test_dir() / "bad";
     const Result r = run_with(dir, "tree:1", "flat");
     check_recorded(r, 4);
     std::size_t said = 0;
     for (const auto& l : lines_of(r.err))
-      said += l == "mstep: MSTEP_BARRIER='tree:1' is not mpi, central, tree:N (N >= 2) or dissemination; MPICH's "
-                   "own collectives run";
+      said += l == "mstep: MSTEP_BARRIER='tree:1' is not mpi, central, tree:N (2 <= N <= 255), dissemination or "
+                   "auto; MPICH's own collectives run";
     CHECK(said == 1);
     for (const auto& [rank, k] : counts_of(r.err)) CHECK(k == Counts{});
     CHECK_FALSE(meta_of(dir).contains("collectives"));

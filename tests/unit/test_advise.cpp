@@ -172,3 +172,25 @@ TEST_CASE("advise: libmstep's substitutes as the replay charges them", "[advise]
   CHECK_FALSE(subs("tree:1", "esssp").any());
   CHECK(subs("tree:16", "").arity == 16);
 }
+
+TEST_CASE("advise: the adaptive barrier over every tree arity (MSTEP_BARRIER=auto)", "[advise]") {
+  // o = g = 0, L = 1: central 2 L ties dissemination's 2 rounds at P = 4 (the tie goes to the
+  // central counter), and loses to one round at P = 2.
+  const AdaptiveBarrier a4 = adaptive_barrier_any_arity({1, 0, 0, 0}, 4);
+  CHECK(a4.algorithm == BarrierAlgorithm::CentralCounter);
+  CHECK(a4.time == 2);
+  CHECK(adaptive_barrier_any_arity({1, 0, 0, 0}, 2).algorithm == BarrierAlgorithm::Dissemination);
+  // A gap of 10 dominates: dissemination 10 * 2 = 20, central 2 + 2 * 10 + 2 * 10 = 42, the binary
+  // combining tree (0 + 1 + 0 + 0) * 2 + 0 + (2 - 1) * 10 + 1 + 0 = 13, arity 3 about 24.9.
+  const AdaptiveBarrier g = adaptive_barrier_any_arity({1, 0, 0, 10}, 4);
+  CHECK(g.algorithm == BarrierAlgorithm::CombiningTree);
+  CHECK(g.arity == 2);
+  CHECK(g.time == Approx(13));
+  // The replay charges the same choice from meta.json's parameters.
+  mstep::RunMeta meta;
+  meta.barrier_substitute = "auto", meta.auto_L = 1, meta.auto_g = 10;
+  const CollShape s = choose_collective(Op::Barrier, 4, 0, 0, substitutes_of(meta));
+  CHECK(s.algo == CollAlgo::BarrierCombiningTree);
+  CHECK(s.arity == 2);
+  CHECK(s.substitute);
+}
