@@ -1,4 +1,5 @@
 #include "model/replay/replay_collectives.hpp"
+#include "model/replay/coll_math.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -6,15 +7,9 @@
 namespace mstep::model {
 namespace {
 
-std::uint32_t ceil_log2(std::uint32_t n) {
-  std::uint32_t k = 0;
-  while ((std::uint64_t{1} << k) < n) ++k;
-  return k;
-}
-
-std::uint32_t floor_pow2(std::uint32_t n) { return n == 0 ? 0 : std::bit_floor(n); }
-
-std::uint32_t log2_of(std::uint64_t pow2) { return static_cast<std::uint32_t>(std::countr_zero(pow2)); }
+using coll_math::ceil_log2;
+using coll_math::floor_pow2;
+using coll_math::log2_of;
 
 // Appends ops and closes steps; never allocates.
 struct Writer {
@@ -215,149 +210,6 @@ void reduce_scatter_gather(Writer& w, std::uint32_t n, std::uint32_t me, std::ui
 }
 
 }  // namespace
-
-std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n) {
-  const std::uint64_t others = n > 1 ? n - 1 : 1;
-  const bool root = e.flags & kRoot;
-  switch (e.op) {
-    case Op::Bcast:
-    case Op::Scatter:
-    case Op::Scatterv: return root ? e.send_bytes / others : e.recv_bytes;
-    case Op::Reduce:
-    case Op::Gather:
-    case Op::Gatherv: return root ? e.recv_bytes / others : e.send_bytes;
-    case Op::Allreduce:
-    case Op::Alltoall:
-    case Op::Alltoallv: return e.send_bytes / others;
-    case Op::Allgather:
-    case Op::Allgatherv:
-    case Op::Reduce_scatter:
-    case Op::Reduce_scatter_block: return e.recv_bytes / others;
-    default: return 0;
-  }
-}
-
-CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast) {
-  CollectiveSubstitutes s;
-  if (barrier == "central") s.barrier = CollAlgo::BarrierCentral;
-  else if (barrier == "dissemination") s.barrier = CollAlgo::BarrierDissemination;
-  else if (barrier.starts_with("tree:")) {
-    std::uint32_t arity = 0;
-    for (char c : barrier.substr(5)) arity = c >= '0' && c <= '9' && arity < 100000 ? arity * 10 + (c - '0') : 0;
-    if (arity >= 2) s.barrier = CollAlgo::BarrierCombiningTree, s.arity = arity;
-  }
-  if (bcast == "flat") s.bcast = CollAlgo::BcastFlat;
-  else if (bcast == "binomial") s.bcast = CollAlgo::BcastBinomial;
-  return s;
-}
-
-CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
-  CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute);
-  if (meta.barrier_substitute == "auto") {
-    s.barrier = CollAlgo::BarrierDissemination;
-    s.barrier_auto = true;
-    s.logp = LogPBarrierParams{meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g};
-  }
-  return s;
-}
-
-CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t m,
-                            const CollectiveSubstitutes& subs) {
-  CollShape s{CollAlgo::Unsupported, op, n, root, m};
-  if (n <= 1) {
-    s.algo = CollAlgo::Nothing;
-    return s;
-  }
-  if (op == Op::Barrier && subs.barrier != CollAlgo::Unsupported) {
-    s.algo = subs.barrier, s.arity = subs.arity, s.substitute = true;
-    if (subs.barrier_auto) {
-      const AdaptiveBarrier a = adaptive_barrier_any_arity(subs.logp, n);
-      s.algo = a.algorithm == BarrierAlgorithm::CentralCounter ? CollAlgo::BarrierCentral
-               : a.algorithm == BarrierAlgorithm::CombiningTree ? CollAlgo::BarrierCombiningTree
-                                                                  : CollAlgo::BarrierDissemination;
-      s.arity = a.arity;
-    }
-    return s;
-  }
-  if (op == Op::Bcast && subs.bcast != CollAlgo::Unsupported) {
-    s.algo = subs.bcast, s.substitute = true;
-    return s;
-  }
-  const std::uint32_t pof2 = floor_pow2(n);
-  const bool pow2 = pof2 == n;
-  const std::uint64_t total = m * n;
-  switch (op) {
-    case Op::Barrier: s.algo = CollAlgo::BarrierDissemination; break;
-    case Op::Bcast:
-      if (n < kBcastMinProcs || m <= kBcastShortBytes) s.algo = CollAlgo::BcastBinomial;
-      else if (pow2 && m <= kBcastLongBytes) s.algo = CollAlgo::BcastScatterRecDblAllgather;
-      else s.algo = CollAlgo::BcastScatterRingAllgather;
-      break;
-    case Op::Reduce:
-      s.algo = m <= kReduceShortBytes || m / kAssumedElementBytes < pof2 ? CollAlgo::ReduceBinomial
-                                                                           : CollAlgo::ReduceScatterGather;
-      break;
-    case Op::Allreduce:
-      s.algo = m <= kAllreduceShortBytes || m / kAssumedElementBytes < pof2 ? CollAlgo::AllreduceRecDbl
-                                                                              : CollAlgo::AllreduceRabenseifner;
-      break;
-    case Op::Gather: s.algo = CollAlgo::GatherBinomial; break;
-    case Op::Scatter: s.algo = CollAlgo::ScatterBinomial; break;
-    case Op::Gatherv: s.algo = CollAlgo::GathervLinear; break;
-    case Op::Scatterv: s.algo = CollAlgo::ScattervLinear; break;
-    case Op::Allgather:
-    case Op::Allgatherv:
-      if (pow2) s.algo = total < kAllgatherLongBytes ? CollAlgo::AllgatherRecDbl : CollAlgo::AllgatherRing;
-      else s.algo = total < kAllgatherShortBytes ? CollAlgo::AllgatherBruck : CollAlgo::AllgatherRing;
-      break;
-    case Op::Alltoall:
-      if (n >= kAlltoallMinProcs && m <= kAlltoallShortBytes) s.algo = CollAlgo::AlltoallBruck;
-      else if (m <= kAlltoallMediumBytes) s.algo = CollAlgo::AlltoallScattered;
-      else s.algo = CollAlgo::AlltoallPairwise;
-      break;
-    case Op::Alltoallv: s.algo = CollAlgo::AlltoallScattered; break;
-    case Op::Reduce_scatter:
-    case Op::Reduce_scatter_block:
-      s.algo = total < kReduceScatterLongBytes ? CollAlgo::ReduceScatterRecHalving : CollAlgo::ReduceScatterPairwise;
-      break;
-    default: break;
-  }
-  // Slot indices are 32-bit: communicators so large that n * rounds overflows keep their times.
-  if (static_cast<std::uint64_t>(coll_rounds(s)) * n >= (std::uint64_t{1} << 31)) s.algo = CollAlgo::Unsupported;
-  return s;
-}
-
-std::uint32_t coll_rounds(const CollShape& s) {
-  const std::uint32_t n = s.n, K = ceil_log2(n), K2 = n ? log2_of(floor_pow2(n)) : 0;
-  switch (s.algo) {
-    case CollAlgo::Unsupported:
-    case CollAlgo::Nothing: return 0;
-    case CollAlgo::BarrierDissemination:
-    case CollAlgo::BcastBinomial:
-    case CollAlgo::ReduceBinomial:
-    case CollAlgo::GatherBinomial:
-    case CollAlgo::ScatterBinomial:
-    case CollAlgo::AllgatherRecDbl:
-    case CollAlgo::AllgatherBruck:
-    case CollAlgo::AlltoallBruck: return K;
-    case CollAlgo::BcastScatterRecDblAllgather: return 2 * K;
-    case CollAlgo::BcastScatterRingAllgather: return K + n - 1;
-    case CollAlgo::ReduceScatterGather:
-    case CollAlgo::AllreduceRabenseifner: return 2 + 2 * K2;
-    case CollAlgo::AllreduceRecDbl:
-    case CollAlgo::ReduceScatterRecHalving: return 2 + K2;
-    case CollAlgo::GathervLinear:
-    case CollAlgo::ScattervLinear: return 1;
-    case CollAlgo::AllgatherRing: return n - 1;
-    case CollAlgo::AlltoallScattered:
-    case CollAlgo::AlltoallPairwise:
-    case CollAlgo::ReduceScatterPairwise: return n;
-    case CollAlgo::BarrierCentral: return 2;
-    case CollAlgo::BarrierCombiningTree: return 1 + K;
-    case CollAlgo::BcastFlat: return 1;
-  }
-  return 0;
-}
 
 std::uint32_t coll_max_ops(std::uint32_t n) { return 2 * n + 8 * (ceil_log2(n) + 1) + 8; }
 
@@ -579,37 +431,6 @@ void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32
   }
   nops = w.nops;
   nsteps = w.nsteps;
-}
-
-std::string_view coll_algo_name(CollAlgo a) {
-  switch (a) {
-    case CollAlgo::Unsupported: return "not decomposed (recorded durations)";
-    case CollAlgo::Nothing: return "no messages (one rank)";
-    case CollAlgo::BarrierDissemination: return "dissemination";
-    case CollAlgo::BcastBinomial: return "binomial tree";
-    case CollAlgo::BcastScatterRecDblAllgather: return "binomial scatter + recursive-doubling allgather";
-    case CollAlgo::BcastScatterRingAllgather: return "binomial scatter + ring allgather";
-    case CollAlgo::ReduceBinomial: return "binomial tree";
-    case CollAlgo::ReduceScatterGather: return "reduce-scatter + gather (Rabenseifner)";
-    case CollAlgo::AllreduceRecDbl: return "recursive doubling";
-    case CollAlgo::AllreduceRabenseifner: return "reduce-scatter + allgather (Rabenseifner)";
-    case CollAlgo::GatherBinomial: return "binomial tree";
-    case CollAlgo::ScatterBinomial: return "binomial tree";
-    case CollAlgo::GathervLinear: return "linear";
-    case CollAlgo::ScattervLinear: return "linear";
-    case CollAlgo::AllgatherRecDbl: return "recursive doubling";
-    case CollAlgo::AllgatherBruck: return "Bruck";
-    case CollAlgo::AllgatherRing: return "ring";
-    case CollAlgo::AlltoallBruck: return "Bruck";
-    case CollAlgo::AlltoallScattered: return "scattered Isend/Irecv (32 at a time)";
-    case CollAlgo::AlltoallPairwise: return "pairwise exchange";
-    case CollAlgo::ReduceScatterRecHalving: return "recursive halving";
-    case CollAlgo::ReduceScatterPairwise: return "pairwise exchange";
-    case CollAlgo::BarrierCentral: return "central counter";
-    case CollAlgo::BarrierCombiningTree: return "combining tree";
-    case CollAlgo::BcastFlat: return "flat tree";
-  }
-  return "unknown";
 }
 
 }  // namespace mstep::model
