@@ -12,7 +12,8 @@
 //     is); the receiving wrapper takes it and waits until then. Ranks share CLOCK_MONOTONIC (one
 //     host) or are corrected by the offset to rank 0 measured at MPI_Init.
 // Applied to point-to-point messages: blocking and nonblocking sends, Recv, the Wait/Test family
-// for receive requests, Sendrecv, wildcard receives (the actual source). Not to collectives, and
+// for receive requests, Sendrecv, wildcard receives (the actual source), and the messages of
+// libmstep's substitute collectives (interpose/substitute.hpp). Not to MPICH's own collectives, and
 // rendezvous sends are not held back for their handshake (README.md, "The delay apparatus").
 #pragma once
 

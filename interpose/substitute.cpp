@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "interpose/wrap_common.hpp"
 #include "model/cost/collectives.hpp"
 
 namespace mstep {
@@ -41,54 +42,84 @@ struct Rc {
   }
 };
 
+// The substitutes' point-to-point calls on the private communicator, through the delay apparatus
+// when it is on (Martin's method then applies to every message of these collectives as to the
+// application's own). The carried send times use their own tag, so they never pair with those of
+// the application's messages between the same ranks.
+constexpr int kDelayTag = 32767;  // the largest tag MPI guarantees
+
+struct Wire {
+  MPI_Comm pc = MPI_COMM_NULL;
+  const CommInfo* comm = nullptr;  // the application's communicator; null: no delay
+
+  int send(const void* buf, int count, MPI_Datatype type, int dest) const {
+    if (comm) [[unlikely]]
+      g_delay.before_send(comm->world_rank(dest), kDelayTag, bytes_of(count, type));
+    return PMPI_Send(buf, count, type, dest, kTag, pc);
+  }
+  int recv(void* buf, int count, MPI_Datatype type, int source) const {
+    MPI_Status st;
+    const int rc = PMPI_Recv(buf, count, type, source, kTag, pc, &st);
+    if (comm && rc == MPI_SUCCESS) [[unlikely]]
+      g_delay.after_recv(comm->world_rank(st.MPI_SOURCE), kDelayTag);
+    return rc;
+  }
+  int exchange(int dest, int source) const {
+    char out = 0, in = 0;
+    MPI_Status st;
+    if (comm) [[unlikely]]
+      g_delay.before_send(comm->world_rank(dest), kDelayTag, 0);
+    const int rc = PMPI_Sendrecv(&out, 0, MPI_BYTE, dest, kTag, &in, 0, MPI_BYTE, source, kTag, pc, &st);
+    if (comm && rc == MPI_SUCCESS) [[unlikely]]
+      g_delay.after_recv(comm->world_rank(st.MPI_SOURCE), kDelayTag);
+    return rc;
+  }
+};
+
 // MPIR_Bcast_intra_binomial's schedule on relative ranks: receive from the parent at the lowest
 // set bit of rel, then send to rel + mask for the masks below it (the root: below n rounded up).
-int binomial_bcast(void* buf, int count, MPI_Datatype type, int root, int me, int n, MPI_Comm pc) {
+int binomial_bcast(const Wire& w, void* buf, int count, MPI_Datatype type, int root, int me, int n) {
   Rc rc;
   const int rel = (me - root + n) % n;
   int mask = 1;
   while (mask < n) {
     if (rel & mask) {
-      rc(PMPI_Recv(buf, count, type, (rel - mask + root) % n, kTag, pc, MPI_STATUS_IGNORE));
+      rc(w.recv(buf, count, type, (rel - mask + root) % n));
       break;
     }
     mask <<= 1;
   }
   for (mask >>= 1; mask > 0; mask >>= 1)
-    if (rel + mask < n) rc(PMPI_Send(buf, count, type, (rel + mask + root) % n, kTag, pc));
+    if (rel + mask < n) rc(w.send(buf, count, type, (rel + mask + root) % n));
   return rc.rc;
 }
 
-int central_barrier(int me, int n, MPI_Comm pc) {
+int central_barrier(const Wire& w, int me, int n) {
   Rc rc;
   char token = 0;
   if (me != 0) {
-    rc(PMPI_Send(&token, 0, MPI_BYTE, 0, kTag, pc));
-    rc(PMPI_Recv(&token, 0, MPI_BYTE, 0, kTag, pc, MPI_STATUS_IGNORE));
+    rc(w.send(&token, 0, MPI_BYTE, 0));
+    rc(w.recv(&token, 0, MPI_BYTE, 0));
     return rc.rc;
   }
-  for (int i = 1; i < n; ++i) rc(PMPI_Recv(&token, 0, MPI_BYTE, MPI_ANY_SOURCE, kTag, pc, MPI_STATUS_IGNORE));
-  for (int i = 1; i < n; ++i) rc(PMPI_Send(&token, 0, MPI_BYTE, i, kTag, pc));
+  for (int i = 1; i < n; ++i) rc(w.recv(&token, 0, MPI_BYTE, MPI_ANY_SOURCE));
+  for (int i = 1; i < n; ++i) rc(w.send(&token, 0, MPI_BYTE, i));
   return rc.rc;
 }
 
-int tree_barrier(int me, int n, int arity, MPI_Comm pc) {
+int tree_barrier(const Wire& w, int me, int n, int arity) {
   Rc rc;
   char token = 0;
   const long first = static_cast<long>(arity) * me + 1;
-  for (long c = first; c < first + arity && c < n; ++c)
-    rc(PMPI_Recv(&token, 0, MPI_BYTE, static_cast<int>(c), kTag, pc, MPI_STATUS_IGNORE));
-  if (me != 0) rc(PMPI_Send(&token, 0, MPI_BYTE, (me - 1) / arity, kTag, pc));
-  rc(binomial_bcast(&token, 0, MPI_BYTE, 0, me, n, pc));
+  for (long c = first; c < first + arity && c < n; ++c) rc(w.recv(&token, 0, MPI_BYTE, static_cast<int>(c)));
+  if (me != 0) rc(w.send(&token, 0, MPI_BYTE, (me - 1) / arity));
+  rc(binomial_bcast(w, &token, 0, MPI_BYTE, 0, me, n));
   return rc.rc;
 }
 
-int dissemination_barrier(int me, int n, MPI_Comm pc) {
+int dissemination_barrier(const Wire& w, int me, int n) {
   Rc rc;
-  char out = 0, in = 0;
-  for (int d = 1; d < n; d <<= 1)
-    rc(PMPI_Sendrecv(&out, 0, MPI_BYTE, (me + d) % n, kTag, &in, 0, MPI_BYTE, (me - d + n) % n, kTag, pc,
-                     MPI_STATUS_IGNORE));
+  for (int d = 1; d < n; d <<= 1) rc(w.exchange((me + d) % n, (me - d + n) % n));
   return rc.rc;
 }
 
@@ -236,10 +267,11 @@ int Substitutes::barrier(MPI_Comm comm) {
   PMPI_Comm_rank(p.pc, &me);
   PMPI_Comm_size(p.pc, &n);
   if (n == 1) return MPI_SUCCESS;
+  const Wire w{p.pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
   switch (p.barrier) {
-    case BarrierAlgo::Central: return central_barrier(me, n, p.pc);
-    case BarrierAlgo::Tree: return tree_barrier(me, n, p.arity, p.pc);
-    case BarrierAlgo::Dissemination: return dissemination_barrier(me, n, p.pc);
+    case BarrierAlgo::Central: return central_barrier(w, me, n);
+    case BarrierAlgo::Tree: return tree_barrier(w, me, n, p.arity);
+    case BarrierAlgo::Dissemination: return dissemination_barrier(w, me, n);
     case BarrierAlgo::Mpi:
     case BarrierAlgo::Auto: break;
   }
@@ -255,12 +287,13 @@ int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Co
   // A bad root or count is MPICH's to report, with its own error.
   if (root < 0 || root >= n || count < 0) return PMPI_Bcast(buf, count, type, root, comm);
   if (n == 1) return MPI_SUCCESS;
-  if (settings_.bcast == BcastAlgo::Binomial) return binomial_bcast(buf, count, type, root, me, n, pc);
+  const Wire w{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
+  if (settings_.bcast == BcastAlgo::Binomial) return binomial_bcast(w, buf, count, type, root, me, n);
   Rc rc;
   if (me != root) {
-    rc(PMPI_Recv(buf, count, type, root, kTag, pc, MPI_STATUS_IGNORE));
+    rc(w.recv(buf, count, type, root));
   } else {
-    for (int k = 1; k < n; ++k) rc(PMPI_Send(buf, count, type, (root + k) % n, kTag, pc));
+    for (int k = 1; k < n; ++k) rc(w.send(buf, count, type, (root + k) % n));
   }
   return rc.rc;
 }

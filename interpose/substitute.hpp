@@ -22,6 +22,8 @@
 // which gives the application MPICH's answer. Results and return codes are the application's as
 // MPI defines them: the same data in every buffer, MPI_SUCCESS or the first failing call's code.
 // A malformed setting: one line on rank 0's stderr, and MPICH's collective runs.
+// With the delay apparatus on (MSTEP_DELAY_*), every message of a substitute is delayed like the
+// application's own (interpose/delay.hpp): a collective slows by what its algorithm's messages add.
 #pragma once
 
 #include <string>

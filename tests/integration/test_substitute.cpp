@@ -162,3 +162,24 @@ TEST_CASE("substitute collectives: a broadcast from every root at 3 ranks arrive
     CHECK(r.out.find("collectives: 3 ranks, 30 iterations of 1000 bytes: ok") != std::string::npos);
   }
 }
+
+TEST_CASE("substitute collectives: the delay apparatus delays each of their messages") {
+  // MSTEP_DELAY_L=50us: no message completes before its send plus 50 us. Rank 1's central barrier
+  // is a message to rank 0 and rank 0's release after it, so every call takes at least 2 L,
+  // however late either rank arrives (the apparatus's own lower bound; 5% is left for the clock
+  // offset between the ranks). Its broadcast has no such bound (rank 0 may have sent long before
+  // rank 1 arrives); it runs delayed too, through the same sends and receives.
+  const fs::path dir = test_dir() / "delayed";
+  const Result r = record(dir, 2, {std::string(EXAMPLES_DIR) + "/collectives", "100", "8"},
+                          {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_BARRIER", "central"}, {"MSTEP_BCAST", "flat"}});
+  check_recorded(r, 2);
+  const Stats s = stats(dir);
+  const json& rank1 = s.j.at("per_rank").at(1);
+  const auto per_call = [&](const char* f) {
+    return rank1.at("time_s").at(f).get<double>() / rank1.at("calls").at(f).get<double>();
+  };
+  CHECK(per_call("MPI_Barrier") >= 0.95 * 100e-6);
+  const json meta = meta_of(dir);
+  CHECK(meta.at("delay").at("L") == 5e-5);
+  CHECK(meta.at("collectives").at("barrier") == "central");
+}
