@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -13,31 +15,6 @@ namespace mstep {
 DelayApparatus g_delay;
 
 namespace {
-
-// A number followed by one of `units` (suffix, factor); false if anything else follows.
-struct Unit {
-  const char* suffix;
-  double factor;
-};
-
-template <std::size_t N>
-bool parse_with_units(const char* text, const Unit (&units)[N], double& out) {
-  if (!text || !*text) return false;
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (end == text || !std::isfinite(v) || v < 0) return false;
-  for (const Unit& u : units) {
-    if (std::strcmp(end, u.suffix) == 0) {
-      out = v * u.factor;
-      return true;
-    }
-  }
-  return false;
-}
-
-constexpr Unit kTimeUnits[] = {{"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
-constexpr Unit kPerByteUnits[] = {{"s/B", 1},      {"ms/B", 1e-3}, {"us/B", 1e-6}, {"ns/B", 1e-9},
-                                  {"ps/B", 1e-12}, {"ns", 1e-9},   {"ps", 1e-12}};
 
 void read_one(const char* name, bool per_byte, double& out, std::string& error) {
   const char* v = std::getenv(name);
@@ -52,11 +29,6 @@ std::string json_seconds(double v) { return v < 0 ? "null" : fmt::format("{:.9g}
 
 }  // namespace
 
-bool parse_delay_time(const char* text, double& seconds) { return parse_with_units(text, kTimeUnits, seconds); }
-
-bool parse_delay_per_byte(const char* text, double& seconds_per_byte) {
-  return parse_with_units(text, kPerByteUnits, seconds_per_byte);
-}
 
 DelaySettings read_delay_settings() {
   DelaySettings s;
@@ -64,6 +36,7 @@ DelaySettings read_delay_settings() {
   read_one("MSTEP_DELAY_O", false, s.o, s.error);
   read_one("MSTEP_DELAY_GAP", false, s.gap, s.error);
   read_one("MSTEP_DELAY_PER_BYTE", true, s.per_byte, s.error);
+  if (const char* f = std::getenv("MSTEP_DELAY_PAIRS"); f && *f) s.pairs_file = f;
   return s;
 }
 
@@ -75,11 +48,30 @@ void DelayApparatus::start(int rank, std::int64_t to_rank0_ns) {
     return;
   }
   if (!settings_.any()) return;
+  if (!settings_.pairs_file.empty()) {
+    int world = 0;
+    PMPI_Comm_size(MPI_COMM_WORLD, &world);
+    std::string error;
+    std::ifstream in(settings_.pairs_file);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (!in) error = "cannot read it";
+    else pairs_ = PairLatency::parse(text.str(), world, error);
+    if (!error.empty()) {
+      if (rank == 0)
+        std::fprintf(stderr, "mstep: MSTEP_DELAY_PAIRS=%s: %s; no delay applied\n", settings_.pairs_file.c_str(),
+                     error.c_str());
+      settings_ = DelaySettings{};
+      return;
+    }
+  }
+  rank_ = rank;
   o_ns_ = settings_.o > 0 ? std::llround(settings_.o * 1e9) : 0;
   gap_ns_ = settings_.gap > 0 ? std::llround(settings_.gap * 1e9) : 0;
   L_ns_ = settings_.L > 0 ? std::llround(settings_.L * 1e9) : 0;
   per_byte_ns_ = settings_.per_byte > 0 ? settings_.per_byte * 1e9 : 0;
-  carry_time_ = settings_.L >= 0;  // even L=0: what carrying the times costs is then measurable
+  // Even L=0: what carrying the times costs is then measurable.
+  carry_time_ = settings_.L >= 0 || !pairs_.empty();
   to_rank0_ns_ = to_rank0_ns;
   // Every rank reads the same environment (the launcher passes it on), so all or none dup here.
   if (carry_time_) PMPI_Comm_dup(MPI_COMM_WORLD, &shadow_);
@@ -88,8 +80,9 @@ void DelayApparatus::start(int rank, std::int64_t to_rank0_ns) {
 
 std::string DelayApparatus::json() const {
   if (!on_) return "null";
-  return fmt::format(R"({{"L": {}, "o": {}, "g": {}, "G": {}}})", json_seconds(settings_.L),
-                     json_seconds(settings_.o), json_seconds(settings_.gap), json_seconds(settings_.per_byte));
+  return fmt::format(R"({{"L": {}, "o": {}, "g": {}, "G": {}, "pairs": {}}})", json_seconds(settings_.L),
+                     json_seconds(settings_.o), json_seconds(settings_.gap), json_seconds(settings_.per_byte),
+                     pairs_.empty() ? std::string("null") : pairs_.json());
 }
 
 std::int64_t DelayApparatus::now_ns() {
@@ -126,7 +119,7 @@ void DelayApparatus::after_recv(std::int32_t source, int tag) {
   if (carry_time_) {
     std::int64_t start = 0;
     PMPI_Recv(&start, 1, MPI_INT64_T, source, tag, shadow_, MPI_STATUS_IGNORE);
-    spin_until(start - to_rank0_ns_ + L_ns_);
+    spin_until(start - to_rank0_ns_ + L_ns_ + pairs_.ns(source, rank_));
   }
   if (o_ns_ > 0) spin_until(now_ns() + o_ns_);
 }

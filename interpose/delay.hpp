@@ -6,6 +6,8 @@
 //   g (MSTEP_DELAY_GAP): consecutive sends of a rank start at least g apart;
 //   G (MSTEP_DELAY_PER_BYTE): k * G of CPU time at a k-byte send's start, so a stream of sends
 //     runs at bandwidth 1 / (1/B + G);
+//   pairs (MSTEP_DELAY_PAIRS=FILE): L per pair of ranks, added to MSTEP_DELAY_L (two clusters
+//     joined by a slow link, or a full matrix: interpose/delay_pairs.hpp);
 //   L (MSTEP_DELAY_L): a message cannot complete at its receiver before its send started plus L,
 //     with no CPU cost to the sender. Each send carries its start time in an 8-byte message on a
 //     private duplicate of MPI_COMM_WORLD (same tag, sent first, so it is there when the message
@@ -22,20 +24,20 @@
 
 #include <mpi.h>
 
+#include "interpose/delay_pairs.hpp"
+#include "interpose/delay_units.hpp"
+
 namespace mstep {
 
 // Seconds, read from the environment. Negative: not set.
 struct DelaySettings {
   double L = -1, o = -1, gap = -1, per_byte = -1;
+  std::string pairs_file;  // MSTEP_DELAY_PAIRS: per-pair added latency (interpose/delay_pairs.hpp)
   std::string error;  // a setting that could not be read, in one line
-  bool any() const { return L >= 0 || o >= 0 || gap >= 0 || per_byte >= 0; }
+  bool any() const { return L >= 0 || o >= 0 || gap >= 0 || per_byte >= 0 || !pairs_file.empty(); }
 };
 
 DelaySettings read_delay_settings();
-// "12.5us" -> 12.5e-6 ("ns", "us", "ms", "s"; a bare number is seconds). False if malformed.
-bool parse_delay_time(const char* text, double& seconds);
-// "2ns/B", "0.5ns" (per byte), "1ps/B". False if malformed.
-bool parse_delay_per_byte(const char* text, double& seconds_per_byte);
 
 class DelayApparatus {
  public:
@@ -61,7 +63,9 @@ class DelayApparatus {
   DelaySettings settings_;
   std::int64_t o_ns_ = 0, gap_ns_ = 0, L_ns_ = 0;
   double per_byte_ns_ = 0;
-  bool carry_time_ = false;          // L set: send times travel on shadow_
+  bool carry_time_ = false;          // L or pairs set: send times travel on shadow_
+  PairLatency pairs_;                // added per (sender, receiver), on top of L
+  int rank_ = 0;
   std::int64_t to_rank0_ns_ = 0;
   std::int64_t last_send_ns_ = INT64_MIN / 2;
   MPI_Comm shadow_ = MPI_COMM_NULL;
