@@ -7,7 +7,7 @@
 //   G (MSTEP_DELAY_PER_BYTE): k * G of CPU time at a k-byte send's start, so a stream of sends
 //     runs at bandwidth 1 / (1/B + G);
 //   pairs (MSTEP_DELAY_PAIRS=FILE): L per pair of ranks, added to MSTEP_DELAY_L (two clusters
-//     joined by a slow link, or a full matrix: interpose/delay_pairs.hpp);
+//     joined by a slow link, or a full matrix: format/delay_pairs.hpp);
 //   L (MSTEP_DELAY_L): a message cannot complete at its receiver before its send started plus L,
 //     with no CPU cost to the sender. Each send carries its start time in an 8-byte message on a
 //     private duplicate of MPI_COMM_WORLD (same tag, sent first, so it is there when the message
@@ -24,15 +24,15 @@
 
 #include <mpi.h>
 
-#include "interpose/delay_pairs.hpp"
-#include "interpose/delay_units.hpp"
+#include "format/delay_pairs.hpp"
+#include "format/delay_units.hpp"
 
 namespace mstep {
 
 // Seconds, read from the environment. Negative: not set.
 struct DelaySettings {
   double L = -1, o = -1, gap = -1, per_byte = -1;
-  std::string pairs_file;  // MSTEP_DELAY_PAIRS: per-pair added latency (interpose/delay_pairs.hpp)
+  std::string pairs_file;  // MSTEP_DELAY_PAIRS: per-pair added latency (format/delay_pairs.hpp)
   std::string error;  // a setting that could not be read, in one line
   bool any() const { return L >= 0 || o >= 0 || gap >= 0 || per_byte >= 0 || !pairs_file.empty(); }
 };

@@ -1,7 +1,7 @@
-// The per-pair latency table of the delay apparatus (interpose/delay_pairs.hpp) and its bad input.
+// The per-pair latency table of the delay apparatus (format/delay_pairs.hpp) and its bad input.
 #include <catch2/catch.hpp>
 
-#include "interpose/delay_pairs.hpp"
+#include "format/delay_pairs.hpp"
 
 using mstep::PairLatency;
 

@@ -1,11 +1,11 @@
-#include "interpose/delay_pairs.hpp"
+#include "format/delay_pairs.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "interpose/delay_units.hpp"
+#include "format/delay_units.hpp"
 
 namespace mstep {
 namespace {

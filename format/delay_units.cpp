@@ -1,4 +1,4 @@
-#include "interpose/delay_units.hpp"
+#include "format/delay_units.hpp"
 
 #include <cmath>
 #include <cstdlib>
