@@ -107,7 +107,7 @@ void barrier_algorithms(CollectiveAdvice& a, const LogGPSParams& p) {
 }
 
 void bcast_algorithms(CollectiveAdvice& a, const CalibrationParams& params, const LogGPSParams& p,
-                      const CollShape& mpich) {
+                      const CollShape& mpich, const PairLatency* pairs) {
   const CollectiveSite& s = a.site;
   if (s.comm_size > kAdviseMaxScheduleRanks) {
     a.notes.push_back(fmt::format("broadcast schedules not built for {} ranks (above {}: their network is a table "
@@ -115,11 +115,11 @@ void bcast_algorithms(CollectiveAdvice& a, const CalibrationParams& params, cons
     return;
   }
   BroadcastNetwork net;
-  bool pairs = false;
+  bool calibrated = false, pairs_used = false;
   if (params.broadcast && s.members.size() == s.comm_size)
     net = broadcast_subnetwork(*params.broadcast, s.members, p, s.bytes);
   if (net.nodes != 0) {
-    pairs = true;
+    calibrated = true;
     a.network = fmt::format("calibrated pairs ({} B, moved to {} B by LogGPS)", params.broadcast->bytes, s.bytes);
   } else {
     const BroadcastPair pair = uniform_broadcast_pair(p, s.bytes);
@@ -128,22 +128,36 @@ void bcast_algorithms(CollectiveAdvice& a, const CalibrationParams& params, cons
     if (params.broadcast)
       a.notes.push_back("the calibrated pairs do not cover this communicator's ranks: every pair is LogGPS's");
   }
+  if (pairs && !pairs->empty()) {
+    if (s.members.size() == s.comm_size) {
+      for (std::size_t u = 0; u < net.nodes; ++u)
+        for (std::size_t v = 0; v < net.nodes; ++v)
+          net.latency[u * net.nodes + v] += 1e-9 * static_cast<double>(pairs->ns(s.members[u], s.members[v]));
+      a.network += " + the per-pair latencies";
+      pairs_used = true;
+    } else {
+      a.notes.push_back("the per-pair latencies need the communicator's members: not applied");
+    }
+  }
   const std::uint32_t root = std::min(s.root, s.comm_size - 1);
   a.algorithms.push_back({"flat tree", flat_tree_time(net, root), false});
   a.algorithms.push_back({"binomial tree", binomial_tree_time(net, root, BinomialOrder::Mpich), false});
   const EssspTree e = esssp_tree(net, root);
   a.algorithms.push_back({"E-SSSP", completion_time(e.tree, net), false});
   a.algorithms.push_back({"E-SSSP + labeling", completion_time(label_tree(e.tree, net).tree, net), false});
-  // On calibrated pairs MPICH's binomial tree is timed on them too, not by the uniform replay.
-  if (pairs && mpich.algo == CollAlgo::BcastBinomial) {
+  // On pairs that differ MPICH's binomial tree is timed on them too, not by the uniform replay.
+  if ((calibrated || pairs_used) && mpich.algo == CollAlgo::BcastBinomial) {
     a.algorithms.front().predicted_s = a.algorithms[2].predicted_s;
-    a.notes.push_back("MPICH's binomial tree timed on the calibrated pairs");
+    a.notes.push_back("MPICH's binomial tree timed on the same network");
+  } else if (pairs_used) {
+    a.notes.push_back("MPICH's default replayed without the per-pair latencies");
   }
 }
 
 }  // namespace
 
-CollectiveAdvice advise_collective(const CollectiveSite& site, const CalibrationParams& params) {
+CollectiveAdvice advise_collective(const CollectiveSite& site, const CalibrationParams& params,
+                                   const PairLatency* pairs) {
   if (!params.loggps) throw std::invalid_argument("collective advice needs LogGPS parameters");
   if (site.op != Op::Barrier && site.op != Op::Bcast)
     throw std::invalid_argument(fmt::format("no advice for {}: only MPI_Barrier and MPI_Bcast", mpi_name(site.op)));
@@ -161,8 +175,12 @@ CollectiveAdvice advise_collective(const CollectiveSite& site, const Calibration
                                   kAdviseMaxReplayRanks));
   }
   a.algorithms.push_back(deflt);
-  if (site.op == Op::Barrier) barrier_algorithms(a, p);
-  else bcast_algorithms(a, params, p, mpich);
+  if (site.op == Op::Barrier) {
+    barrier_algorithms(a, p);
+    if (pairs && !pairs->empty()) a.notes.push_back("the barrier estimates take one L: the per-pair latencies are not in them");
+  } else {
+    bcast_algorithms(a, params, p, mpich, pairs);
+  }
 
   a.default_s = a.algorithms.front().predicted_s;
   const AlgorithmEstimate* best = nullptr;

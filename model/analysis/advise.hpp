@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "format/delay_pairs.hpp"
 #include "format/trace_format.hpp"
 #include "model/cost/collectives.hpp"
 #include "model/cost/loggps.hpp"
@@ -96,6 +97,9 @@ struct CollectiveAdvice {
 
 // The advice for one site under `params` (which must hold LogGPS parameters; std::invalid_argument
 // otherwise, or for an op other than Barrier and Bcast).
-CollectiveAdvice advise_collective(const CollectiveSite& site, const CalibrationParams& params);
+// `pairs`: latency added per pair of world ranks (a MSTEP_DELAY_PAIRS table), on top of w in the
+// broadcast schedules' network, and then MPICH's binomial tree is timed on that network too.
+CollectiveAdvice advise_collective(const CollectiveSite& site, const CalibrationParams& params,
+                                   const PairLatency* pairs = nullptr);
 
 }  // namespace mstep::model

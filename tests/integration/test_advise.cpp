@@ -107,6 +107,20 @@ TEST_CASE("advise: every barrier and broadcast site of a real run, each algorith
     CHECK(predicted(site_of(w, "MPI_Bcast", 4, 40), "flat tree") == Approx(5.04e-6));
   }
   {
+    INFO("--pairs: two clusters {0, 1} and {2, 3} with 100 us between them");
+    const fs::path grid = dir.parent_path() / "grid.json";
+    std::ofstream(grid) << R"({"clusters": [[0, 1], [2, 3]], "inter": "100us"})";
+    const json w = mstep_json("advise", dir, {"--params", params.string(), "--pairs", grid.string()}, env);
+    const json& s = site_of(w, "MPI_Bcast", 4, 40);
+    CHECK(s.at("network") == "uniform LogGPS + the per-pair latencies");
+    // Flat: 1 at 102.04, 2 at 2 + 101.04 + 100, 3 at 3 + 201.04 us.
+    CHECK(predicted(s, "flat tree") == Approx(204.04e-6));
+    std::ofstream(grid) << R"({"clusters": [[0, 1]], "inter": "100us"})";
+    const Result bad = run({kMstep, "advise", dir.string(), "--params", params.string(), "--pairs", grid.string()}, env);
+    check_one_line_error(bad, 2);
+    CHECK(bad.err == "mstep: --pairs " + grid.string() + ": rank 2 is in no cluster\n");
+  }
+  {
     INFO("bad input: one line each");
     check_one_line_error(run({kMstep, "advise", dir.string(), "--params", params.string(), "--set", "L=fast"}, env), 2);
     const fs::path mpm_only = dir.parent_path() / "mpm.json";

@@ -194,3 +194,25 @@ TEST_CASE("advise: the adaptive barrier over every tree arity (MSTEP_BARRIER=aut
   CHECK(s.arity == 2);
   CHECK(s.substitute);
 }
+
+TEST_CASE("advise: a broadcast across two clusters joined by a slow link", "[advise]") {
+  // Ranks {0, 1} and {2, 3}, 100 us added between the clusters; D = 1, w = 3.008 us inside.
+  std::string error;
+  const mstep::PairLatency grid =
+      mstep::PairLatency::parse(R"({"clusters": [[0, 1], [2, 3]], "inter": "100us"})", 4, error);
+  REQUIRE(error.empty());
+  const CollectiveAdvice a = advise_collective(site(Op::Bcast, 4, 8, 1), with(small_net()), &grid);
+  CHECK(a.network == "uniform LogGPS + the per-pair latencies");
+  // Flat: 1 at 4.008, 2 at 2 + 103.008, 3 at 3 + 103.008 us.
+  CHECK(named(a, "flat tree").predicted_s == Approx(106.008e-6));
+  // MPICH's binomial tree: 0 to 2 (104.008) then to 1; 2 to 3 at 104.008 + 4.008 us. MPICH's
+  // default is timed on the same network.
+  CHECK(named(a, "binomial tree").predicted_s == Approx(108.016e-6));
+  CHECK(a.default_s == Approx(108.016e-6));
+  // E-SSSP attaches all three to the root (no relaxation through 1 or 2 is shorter); the labeling
+  // sends across the slow link first: 2 at 104.008, 3 at 105.008, 1 at 6.008 us.
+  CHECK(named(a, "E-SSSP").predicted_s == Approx(106.008e-6));
+  CHECK(named(a, "E-SSSP + labeling").predicted_s == Approx(105.008e-6));
+  CHECK(a.best == "E-SSSP + labeling");
+  CHECK(a.gain_per_call_s == Approx(3.008e-6));
+}

@@ -3,6 +3,8 @@
 // a what-if network, the best one, and what the run would gain if that site used it.
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -10,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "format/delay_pairs.hpp"
 #include "model/analysis/advise.hpp"
 #include "model/trace/matching.hpp"
 #include "model/trace/timeline.hpp"
@@ -27,7 +30,7 @@ using model::CollectiveAdvice;
 using model::CollectiveSite;
 
 struct Options {
-  std::string dir, params, format = "text";
+  std::string dir, params, format = "text", pairs;
   NetworkOptions net;
 };
 
@@ -248,9 +251,19 @@ void run(const Options& o) {
     fail(1, e.what());
   }
   warn_if_other_network(baseline, params_file, trace);
+  PairLatency pairs;
+  if (!o.pairs.empty()) {
+    std::ifstream in(o.pairs);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    std::string error = in ? "" : "cannot read it";
+    if (error.empty()) pairs = PairLatency::parse(text.str(), static_cast<int>(trace.ranks.size()), error);
+    if (!error.empty()) fail(2, fmt::format("--pairs {}: {}", o.pairs, error));
+  }
   Gathered g = gather_sites(trace);
   std::vector<CollectiveAdvice> advice;
-  for (const CollectiveSite& s : g.sites) advice.push_back(model::advise_collective(s, ed.params));
+  for (const CollectiveSite& s : g.sites)
+    advice.push_back(model::advise_collective(s, ed.params, pairs.empty() ? nullptr : &pairs));
   // The sites that would gain most first; then where the run spends most time in them.
   std::stable_sort(advice.begin(), advice.end(), [](const CollectiveAdvice& a, const CollectiveAdvice& b) {
     if (a.gain_s != b.gain_s) return a.gain_s > b.gain_s;
@@ -276,6 +289,9 @@ void add_advise(CLI::App& app) {
                   "Parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
                   "~/.config/mstep/params.json)");
   add_network_options(*cmd, o->net);
+  cmd->add_option("--pairs", o->pairs,
+                  "Latency added per pair of ranks, a MSTEP_DELAY_PAIRS file: {\"clusters\": [[0,1],[2,3]], "
+                  "\"inter\": \"200us\"} or {\"matrix\": [[...]]} (broadcast schedules)");
   cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->footer(network_options_help() +
               "\nExamples:\n  mstep advise run1\n  mstep advise run1 --scale L=100   (the same run on a network of "
