@@ -47,6 +47,8 @@ class DelayApparatus {
   void start(int rank, std::int64_t to_rank0_ns);
   bool on() const { return on_; }
   const DelaySettings& settings() const { return settings_; }
+  // MSTEP_DELAY_PAIRS's table (empty without one): the substitute E-SSSP broadcast plans on it.
+  const PairLatency& pairs() const { return pairs_; }
   // meta.json's "delay" object: the settings applied, in seconds ("null" when off).
   std::string json() const;
 

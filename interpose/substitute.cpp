@@ -21,6 +21,7 @@ Substitutes g_substitutes;
 namespace {
 
 constexpr int kTag = 0;  // the private communicator carries nothing else
+constexpr int kEssspMaxRanks = 256;  // the network is a table of every pair, built at each call
 
 bool parse_arity(std::string_view text, int& arity) {
   if (text.empty() || text.size() > 3) return false;
@@ -123,6 +124,31 @@ int dissemination_barrier(const Wire& w, int me, int n) {
   return rc.rc;
 }
 
+// Mateescu and Taylor's E-SSSP tree with its labeling (model/cost/collectives.hpp).
+int esssp_bcast(const Wire& w, const model::LogGPSParams& loggps, const CommInfo& comm, void* buf, int count,
+                MPI_Datatype type, int root, int me, int n) {
+  // Every member builds the same network and tree: the same parameters, pairs, size and members.
+  const model::BroadcastPair pair = model::uniform_broadcast_pair(loggps, bytes_of(count, type));
+  model::BroadcastNetwork net = model::uniform_broadcast_network(static_cast<std::uint32_t>(n), pair);
+  const PairLatency& pairs = g_delay.pairs();
+  if (!pairs.empty()) {
+    for (int u = 0; u < n; ++u)
+      for (int v = 0; v < n; ++v)
+        net.latency[static_cast<std::size_t>(u) * static_cast<std::size_t>(n) + static_cast<std::size_t>(v)] +=
+            1e-9 * static_cast<double>(pairs.ns(comm.world_rank(u), comm.world_rank(v)));
+  }
+  const model::BroadcastLabeling plan = model::esssp_broadcast(net, static_cast<std::uint32_t>(root));
+  Rc rc;
+  const auto um = static_cast<std::size_t>(me);
+  if (me != root) {
+    const std::uint32_t parent = plan.tree.parent[um];
+    if (parent == model::kNoParent) return PMPI_Bcast(buf, count, type, root, w.pc);  // unreachable: no link
+    rc(w.recv(buf, count, type, static_cast<int>(parent)));
+  }
+  for (const std::uint32_t c : plan.tree.children[um]) rc(w.send(buf, count, type, static_cast<int>(c)));
+  return rc.rc;
+}
+
 // The attribute's value packs the duplicate's handle (an int in the MPICH ABI) with the barrier
 // chosen for it, so nothing is allocated: bits 0-31 the handle, 32-39 the algorithm, 40-47 the
 // tree's arity.
@@ -159,6 +185,7 @@ const char* bcast_name(BcastAlgo a) {
     case BcastAlgo::Mpi: return "mpi";
     case BcastAlgo::Flat: return "flat";
     case BcastAlgo::Binomial: return "binomial";
+    case BcastAlgo::Esssp: return "esssp";
   }
   return "mpi";
 }
@@ -177,7 +204,8 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
   if (c.empty() || c == "mpi") s.bcast = BcastAlgo::Mpi;
   else if (c == "flat") s.bcast = BcastAlgo::Flat;
   else if (c == "binomial") s.bcast = BcastAlgo::Binomial;
-  else if (s.error.empty()) s.error = fmt::format("MSTEP_BCAST='{}' is not mpi, flat or binomial", c);
+  else if (c == "esssp") s.bcast = BcastAlgo::Esssp;
+  else if (s.error.empty()) s.error = fmt::format("MSTEP_BCAST='{}' is not mpi, flat, binomial or esssp", c);
   if (!s.error.empty()) {
     std::string error = std::move(s.error);
     s = SubstituteSettings{};
@@ -186,22 +214,32 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
   return s;
 }
 
-bool read_logp_for_auto(const std::string& path, SubstituteSettings& s) {
+bool read_params_for(const std::string& path, const char* setting, bool full, SubstituteSettings& s) {
   std::ifstream in(path);
   if (!in) {
-    s.error = fmt::format("MSTEP_BARRIER=auto needs calibrated parameters: cannot read {} (set MSTEP_PARAMS=FILE "
-                          "of mstep calibrate)", path.empty() ? std::string("~/.config/mstep/params.json") : path);
+    s.error = fmt::format("{} needs calibrated parameters: cannot read {} (set MSTEP_PARAMS=FILE of mstep calibrate)",
+                          setting, path.empty() ? std::string("~/.config/mstep/params.json") : path);
     return false;
   }
+  const auto size = [](const nlohmann::json& v) {
+    return v.is_null() ? model::kInfiniteBytes : v.get<std::uint64_t>();
+  };
   try {
     const auto j = nlohmann::json::parse(in);
     s.L = j.at("L").get<double>(), s.o = j.at("o").get<double>(), s.g = j.at("g").get<double>();
+    if (full) {
+      model::LogGPSParams& p = s.loggps;
+      p.L = s.L, p.o = s.o, p.g = s.g;
+      p.Os = j.at("Os").get<double>(), p.Or = j.at("Or").get<double>();
+      p.Gs = j.at("Gs").get<double>(), p.Gl = j.at("Gl").get<double>();
+      p.s = size(j.at("s")), p.S = size(j.at("S"));
+    }
   } catch (const std::exception&) {
-    s.error = fmt::format("MSTEP_BARRIER=auto: {} has no numbers L, o and g", path);
+    s.error = fmt::format("{}: {} has no numbers {}", setting, path, full ? "L, o, Os, Or, g, Gs, Gl, s and S" : "L, o and g");
     return false;
   }
   if (!(s.L >= 0 && s.o >= 0 && s.g >= 0 && std::isfinite(s.L + s.o + s.g))) {
-    s.error = fmt::format("MSTEP_BARRIER=auto: L, o and g of {} must be finite and not negative", path);
+    s.error = fmt::format("{}: L, o and g of {} must be finite and not negative", setting, path);
     return false;
   }
   return true;
@@ -209,11 +247,12 @@ bool read_logp_for_auto(const std::string& path, SubstituteSettings& s) {
 
 void Substitutes::start(int world_rank) {
   settings_ = parse_substitute_settings(std::getenv("MSTEP_BARRIER"), std::getenv("MSTEP_BCAST"));
-  if (settings_.barrier == BarrierAlgo::Auto) {
+  const bool auto_barrier = settings_.barrier == BarrierAlgo::Auto, esssp = settings_.bcast == BcastAlgo::Esssp;
+  if (auto_barrier || esssp) {
     std::string path;
     if (const char* p = std::getenv("MSTEP_PARAMS"); p && *p) path = p;
     else if (const char* home = std::getenv("HOME"); home && *home) path = std::string(home) + "/.config/mstep/params.json";
-    if (!read_logp_for_auto(path, settings_)) {
+    if (!read_params_for(path, auto_barrier ? "MSTEP_BARRIER=auto" : "MSTEP_BCAST=esssp", esssp, settings_)) {
       std::string error = std::move(settings_.error);
       settings_ = SubstituteSettings{};
       settings_.error = std::move(error);
@@ -229,6 +268,13 @@ std::string Substitutes::json() const {
   std::string logp;
   if (settings_.barrier == BarrierAlgo::Auto)
     logp = fmt::format(R"(, "logp": {{"L": {:.9g}, "o": {:.9g}, "g": {:.9g}}})", settings_.L, settings_.o, settings_.g);
+  if (settings_.bcast == BcastAlgo::Esssp) {
+    const model::LogGPSParams& p = settings_.loggps;
+    const auto size = [](std::uint64_t v) { return v == model::kInfiniteBytes ? std::string("null") : std::to_string(v); };
+    logp += fmt::format(
+        R"(, "loggps": {{"L": {:.9g}, "o": {:.9g}, "Os": {:.9g}, "Or": {:.9g}, "g": {:.9g}, "Gs": {:.9g}, "Gl": {:.9g}, "s": {}, "S": {}}})",
+        p.L, p.o, p.Os, p.Or, p.g, p.Gs, p.Gl, size(p.s), size(p.S));
+  }
   return fmt::format(R"({{"barrier": "{}", "bcast": "{}"{}}})", barrier_name(settings_), bcast_name(settings_.bcast),
                      logp);
 }
@@ -288,7 +334,9 @@ int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Co
   if (root < 0 || root >= n || count < 0) return PMPI_Bcast(buf, count, type, root, comm);
   if (n == 1) return MPI_SUCCESS;
   const Wire w{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
-  if (settings_.bcast == BcastAlgo::Binomial) return binomial_bcast(w, buf, count, type, root, me, n);
+  if (settings_.bcast == BcastAlgo::Esssp && n <= kEssspMaxRanks)
+    return esssp_bcast(w, settings_.loggps, g_recorder.comm(comm), buf, count, type, root, me, n);
+  if (settings_.bcast != BcastAlgo::Flat) return binomial_bcast(w, buf, count, type, root, me, n);
   Rc rc;
   if (me != root) {
     rc(w.recv(buf, count, type, root));

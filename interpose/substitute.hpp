@@ -2,7 +2,7 @@
 // over point-to-point messages, so that an algorithm `mstep advise` recommends can be run and
 // measured without changing the application. Chosen by environment variables, read at MPI_Init:
 //   MSTEP_BARRIER = mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
-//   MSTEP_BCAST   = mpi | flat | binomial
+//   MSTEP_BCAST   = mpi | flat | binomial | esssp
 // "auto" is Zharikov and Paznikov's adaptive barrier: per communicator size, the algorithm (and
 // tree arity) of least predicted time under the LogP parameters L, o and g of the calibrated
 // parameter file ($MSTEP_PARAMS, else ~/.config/mstep/params.json), o_s = o_r = o
@@ -14,7 +14,11 @@
 //     binomial tree from rank 0 (the combining tree Hoefler and Rehm time);
 //   dissemination: round k, send to r + 2^k and receive from r - 2^k (mod n);
 //   flat: the root sends to root + 1, root + 2, ... (mod n) in turn;
-//   binomial: MPICH's MPIR_Bcast_intra_binomial (largest subtree first).
+//   binomial: MPICH's MPIR_Bcast_intra_binomial (largest subtree first);
+//   esssp: Mateescu and Taylor's E-SSSP tree with its labeling, on the network of the LogGPS
+//     parameters of the parameter file (every pair alike) plus the delay apparatus's per-pair
+//     latencies (MSTEP_DELAY_PAIRS), computed at each call by every member alike (communicators
+//     of up to 256 ranks; larger ones run the binomial tree).
 // The messages travel on a private duplicate of the caller's communicator, made by the first
 // substituted call on it (every member is in that call, so the duplicate is collective as MPI
 // requires) and kept as an attribute of the communicator, freed with it. Intercommunicators and
@@ -30,22 +34,26 @@
 
 #include <mpi.h>
 
+#include "model/cost/loggps.hpp"
+
 namespace mstep {
 
 enum class BarrierAlgo { Mpi, Central, Tree, Dissemination, Auto };
-enum class BcastAlgo { Mpi, Flat, Binomial };
+enum class BcastAlgo { Mpi, Flat, Binomial, Esssp };
 
 struct SubstituteSettings {
   BarrierAlgo barrier = BarrierAlgo::Mpi;
   int tree_arity = 2;
   BcastAlgo bcast = BcastAlgo::Mpi;
-  double L = 0, o = 0, g = 0;  // Auto: the LogP parameters, seconds
+  double L = 0, o = 0, g = 0;  // auto: the LogP parameters, seconds
+  model::LogGPSParams loggps;  // esssp: the network of every pair
   std::string error;  // a setting that could not be read, in one line
 };
 
-// Auto: L, o and g from the parameter file's top level (`mstep calibrate`'s format); false with
-// `error` set when the file cannot be read or lacks them.
-bool read_logp_for_auto(const std::string& path, SubstituteSettings& s);
+// The parameter file's top level (`mstep calibrate`'s format): L, o and g, and with `full` the rest
+// of LogGPS (Os, Or, Gs, Gl, s, S; null sizes are infinite). False with `error` set, naming
+// `setting`, when the file cannot be read or lacks them.
+bool read_params_for(const std::string& path, const char* setting, bool full, SubstituteSettings& s);
 
 // Parses the two settings (null or empty: "mpi"); error names the first bad one and what is
 // accepted, and leaves both at "mpi".

@@ -14,24 +14,6 @@
 
 namespace mstep::model {
 
-BroadcastPair uniform_broadcast_pair(const LogGPSParams& p, std::uint64_t bytes) {
-  const LogGPS m{p};
-  // The receiver is already waiting (it entered the broadcast with everyone): tr <= ts, so T4 is
-  // its floor o + L + o.
-  const double busy = m.send_time(bytes, 0.0, 0.0);
-  const double injection = std::max(p.g, busy);
-  return {m.end_to_end(bytes, 0.0, 0.0) - injection, injection};
-}
-
-BroadcastNetwork uniform_broadcast_network(std::uint32_t nodes, BroadcastPair pair) {
-  BroadcastNetwork net;
-  net.nodes = nodes;
-  const std::size_t cells = std::size_t{nodes} * nodes;
-  net.latency.assign(cells, pair.latency);
-  net.injection.assign(cells, pair.injection);
-  return net;
-}
-
 BroadcastNetwork broadcast_subnetwork(const BroadcastParams& calibrated, std::span<const std::int32_t> members,
                                       const LogGPSParams& p, std::uint64_t bytes) {
   const std::size_t table = calibrated.network.nodes;

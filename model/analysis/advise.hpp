@@ -36,20 +36,6 @@ inline constexpr std::uint32_t kAdviseMaxScheduleRanks = 1024;
 // Largest communicator whose MPICH default is replayed (one small rank trace per member).
 inline constexpr std::uint32_t kAdviseMaxReplayRanks = 16384;
 
-// The latency and injection time of one k-byte message between two ranks of a uniform LogGPS
-// network, as Mateescu and Taylor's w and D: the sender is busy for D = max(g, MPI_Send time with
-// its receiver ready) (T1 eager; T4 + T5 + T1 rendezvous, T4 = o + L + o), and the message is at
-// its receiver D + w after the send started, w = end_to_end - D. So the i-th child of a sender has
-// it at (i - 1) D + end_to_end.
-struct BroadcastPair {
-  double latency = 0;    // w
-  double injection = 0;  // D
-};
-BroadcastPair uniform_broadcast_pair(const LogGPSParams& p, std::uint64_t bytes);
-
-// A P-node network with the same pair everywhere.
-BroadcastNetwork uniform_broadcast_network(std::uint32_t nodes, BroadcastPair pair);
-
 // The sub-network of `calibrated` on `members` (world ranks, in communicator rank order), its
 // latencies and injection times moved from the calibrated message size to `bytes` by LogGPS's
 // difference (w + dw, D + dD, both from uniform_broadcast_pair). Empty (nodes 0) when a member is

@@ -276,6 +276,24 @@ BroadcastLabeling esssp_broadcast(const BroadcastNetwork& net, std::uint32_t roo
   return label_tree(esssp_tree(net, root).tree, net);
 }
 
+BroadcastPair uniform_broadcast_pair(const LogGPSParams& p, std::uint64_t bytes) {
+  const LogGPS m{p};
+  // The receiver is already waiting (it entered the broadcast with everyone): tr <= ts, so T4 is
+  // its floor o + L + o.
+  const double busy = m.send_time(bytes, 0.0, 0.0);
+  const double injection = std::max(p.g, busy);
+  return {m.end_to_end(bytes, 0.0, 0.0) - injection, injection};
+}
+
+BroadcastNetwork uniform_broadcast_network(std::uint32_t nodes, BroadcastPair pair) {
+  BroadcastNetwork net;
+  net.nodes = nodes;
+  const std::size_t cells = std::size_t{nodes} * nodes;
+  net.latency.assign(cells, pair.latency);
+  net.injection.assign(cells, pair.injection);
+  return net;
+}
+
 double lambda_from_exchange(double s, double e, double D1, double D2) {
   return (e - s - (D1 + D2)) / 2;
 }

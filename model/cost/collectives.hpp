@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "model/cost/loggps.hpp"
+
 namespace mstep::model {
 
 // ---- Barrier (Hoefler and Rehm's estimates as used by Zharikov and Paznikov) ----------------
@@ -141,6 +143,20 @@ BroadcastLabeling label_tree(const BroadcastTree& tree, const BroadcastNetwork& 
 
 // E-SSSP tree, then labeling: the proposed schedule and its predicted time.
 BroadcastLabeling esssp_broadcast(const BroadcastNetwork& net, std::uint32_t root);
+
+// The latency and injection time of one k-byte message between two ranks of a uniform LogGPS
+// network, as Mateescu and Taylor's w and D: the sender is busy for D = max(g, MPI_Send time with
+// its receiver ready) (T1 eager; T4 + T5 + T1 rendezvous, T4 = o + L + o), and the message is at
+// its receiver D + w after the send started, w = end_to_end - D. So the i-th child of a sender has
+// it at (i - 1) D + end_to_end.
+struct BroadcastPair {
+  double latency = 0;    // w
+  double injection = 0;  // D
+};
+BroadcastPair uniform_broadcast_pair(const LogGPSParams& p, std::uint64_t bytes);
+
+// A P-node network with the same pair everywhere.
+BroadcastNetwork uniform_broadcast_network(std::uint32_t nodes, BroadcastPair pair);
 
 // Latency between two nodes from one timed exchange: sent at s, answer back at e, with
 // injection times D1 and D2 of the two messages: lambda = (e - s - (D1 + D2)) / 2.

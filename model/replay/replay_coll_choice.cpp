@@ -44,6 +44,7 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
   }
   if (bcast == "flat") s.bcast = CollAlgo::BcastFlat;
   else if (bcast == "binomial") s.bcast = CollAlgo::BcastBinomial;
+  else if (bcast == "esssp") s.bcast_recorded = true;
   return s;
 }
 
@@ -73,6 +74,10 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
                                                                   : CollAlgo::BarrierDissemination;
       s.arity = a.arity;
     }
+    return s;
+  }
+  if (op == Op::Bcast && subs.bcast_recorded) {
+    s.substitute = true;  // Unsupported: the members keep their recorded durations
     return s;
   }
   if (op == Op::Bcast && subs.bcast != CollAlgo::Unsupported) {

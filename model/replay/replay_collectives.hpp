@@ -60,7 +60,10 @@ struct CollectiveSubstitutes {
   bool barrier_auto = false;
   LogPBarrierParams logp;
   CollAlgo bcast = CollAlgo::Unsupported;    // Unsupported: MPICH's; else BcastFlat or BcastBinomial
-  bool any() const { return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported; }
+  // MSTEP_BCAST=esssp: its tree depends on the run's per-pair latencies, which the replay's one
+  // network does not have; the calls keep their recorded durations.
+  bool bcast_recorded = false;
+  bool any() const { return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded; }
 };
 
 // From meta.json's names ("central", "tree:4", "dissemination", "flat", "binomial", "mpi");

@@ -137,6 +137,33 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     CHECK(none.err.find("mstep: MSTEP_BARRIER=auto needs calibrated parameters: cannot read") != std::string::npos);
   }
   {
+    // L = 1 us and nothing else, so D = 0 and w = 1 us; the delay apparatus adds 200 us between 0
+    // and 2 and between 2 and 3, both ways. E-SSSP from 0 on WORLD: 1 and 3 at 1 us, 2 at 201 us;
+    // then 1 relaxes 2 to 2 us and takes it; 3 (at 1 us) would give 202 us. The tree: 0 -> {1, 3},
+    // 1 -> {2}. (MPICH's binomial tree would send 0 -> 2 -> 3 across both slow links.) The
+    // halves {0, 2} and {1, 3}: the root sends to the other.
+    INFO("MSTEP_BCAST=esssp on a network with slow links: the E-SSSP tree's messages");
+    const fs::path dir = test_dir() / "esssp";
+    const fs::path params = dir.parent_path() / "esssp.json";
+    std::ofstream(params) << R"({"L": 1e-6, "o": 0, "Os": 0, "Or": 0, "g": 0, "Gs": 0, "Gl": 0, "s": null, "S": null})";
+    const fs::path grid = dir.parent_path() / "grid.json";
+    std::ofstream(grid) << R"({"matrix": [[0, 0, "200us", 0], [0, 0, 0, 0], ["200us", 0, 0, "200us"], [0, 0, "200us", 0]]})";
+    const Result r = record(dir, 4, {prog("collectives")},
+                            {{"LD_PRELOAD", kCountShim}, {"MSTEP_BCAST", "esssp"}, {"MSTEP_PARAMS", params.string()},
+                             {"MSTEP_DELAY_PAIRS", grid.string()}});
+    check_recorded(r, 4);
+    const std::map<int, Counts> want{{0, {3, 0, 0}}, {1, {2, 1, 0}}, {2, {0, 2, 0}}, {3, {0, 2, 0}}};
+    CHECK(counts_of(r.err) == want);
+    const json c = meta_of(dir).at("collectives");
+    CHECK(c.at("bcast") == "esssp");
+    CHECK(c.at("loggps").at("S").is_null());
+
+    const Result none = record(test_dir() / "esssp_none", 2, {prog("collectives")},
+                               {{"MSTEP_BCAST", "esssp"}, {"MSTEP_PARAMS", (dir / "missing.json").string()}});
+    check_recorded(none, 2);
+    CHECK(none.err.find("mstep: MSTEP_BCAST=esssp needs calibrated parameters: cannot read") != std::string::npos);
+  }
+  {
     INFO("a malformed setting: one line on rank 0's stderr, MPICH's own collectives run");
     const fs::path dir = test_dir() / "bad";
     const Result r = run_with(dir, "tree:1", "flat");
