@@ -138,13 +138,14 @@ int esssp_bcast(const Wire& w, const model::LogGPSParams& loggps, const CommInfo
             1e-9 * static_cast<double>(pairs.ns(comm.world_rank(u), comm.world_rank(v)));
   }
   const model::BroadcastLabeling plan = model::esssp_broadcast(net, static_cast<std::uint32_t>(root));
+  // A member the tree does not reach (no finite path): every member sees it alike, and all take the
+  // binomial tree instead.
+  for (int v = 0; v < n; ++v)
+    if (v != root && plan.tree.parent[static_cast<std::size_t>(v)] == model::kNoParent)
+      return binomial_bcast(w, buf, count, type, root, me, n);
   Rc rc;
   const auto um = static_cast<std::size_t>(me);
-  if (me != root) {
-    const std::uint32_t parent = plan.tree.parent[um];
-    if (parent == model::kNoParent) return PMPI_Bcast(buf, count, type, root, w.pc);  // unreachable: no link
-    rc(w.recv(buf, count, type, static_cast<int>(parent)));
-  }
+  if (me != root) rc(w.recv(buf, count, type, static_cast<int>(plan.tree.parent[um])));
   for (const std::uint32_t c : plan.tree.children[um]) rc(w.send(buf, count, type, static_cast<int>(c)));
   return rc.rc;
 }
