@@ -1,6 +1,8 @@
 #include "format/delay_pairs.hpp"
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -101,6 +103,17 @@ PairLatency PairLatency::parse(const std::string& text, int world_size, std::str
   p.n_ = world_size;
   p.json_ = out.dump();
   return p;
+}
+
+PairLatency PairLatency::read(const std::string& path, int world_size, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read it";
+    return {};
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), world_size, error);
 }
 
 }  // namespace mstep

@@ -20,6 +20,8 @@ class PairLatency {
   // The file's text for a run of `world_size` ranks. On a problem `error` is set (one line, no
   // file name) and the result is empty.
   static PairLatency parse(const std::string& text, int world_size, std::string& error);
+  // The same from the file at `path` ("cannot read it" when it cannot be opened).
+  static PairLatency read(const std::string& path, int world_size, std::string& error);
 
   bool empty() const { return n_ == 0; }
   // Added latency of a message from world rank `src` to `dst`, nanoseconds.

@@ -5,8 +5,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -52,11 +50,7 @@ void DelayApparatus::start(int rank, std::int64_t to_rank0_ns) {
     int world = 0;
     PMPI_Comm_size(MPI_COMM_WORLD, &world);
     std::string error;
-    std::ifstream in(settings_.pairs_file);
-    std::stringstream text;
-    if (in) text << in.rdbuf();
-    if (!in) error = "cannot read it";
-    else pairs_ = PairLatency::parse(text.str(), world, error);
+    pairs_ = PairLatency::read(settings_.pairs_file, world, error);
     if (!error.empty()) {
       if (rank == 0)
         std::fprintf(stderr, "mstep: MSTEP_DELAY_PAIRS=%s: %s; no delay applied\n", settings_.pairs_file.c_str(),

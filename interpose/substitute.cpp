@@ -227,10 +227,9 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
   };
   try {
     const auto j = nlohmann::json::parse(in);
-    s.L = j.at("L").get<double>(), s.o = j.at("o").get<double>(), s.g = j.at("g").get<double>();
+    model::LogGPSParams& p = s.loggps;
+    p.L = j.at("L").get<double>(), p.o = j.at("o").get<double>(), p.g = j.at("g").get<double>();
     if (full) {
-      model::LogGPSParams& p = s.loggps;
-      p.L = s.L, p.o = s.o, p.g = s.g;
       p.Os = j.at("Os").get<double>(), p.Or = j.at("Or").get<double>();
       p.Gs = j.at("Gs").get<double>(), p.Gl = j.at("Gl").get<double>();
       p.s = size(j.at("s")), p.S = size(j.at("S"));
@@ -239,7 +238,8 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
     s.error = fmt::format("{}: {} has no numbers {}", setting, path, full ? "L, o, Os, Or, g, Gs, Gl, s and S" : "L, o and g");
     return false;
   }
-  if (!(s.L >= 0 && s.o >= 0 && s.g >= 0 && std::isfinite(s.L + s.o + s.g))) {
+  const model::LogGPSParams& p = s.loggps;
+  if (!(p.L >= 0 && p.o >= 0 && p.g >= 0 && std::isfinite(p.L + p.o + p.g))) {
     s.error = fmt::format("{}: L, o and g of {} must be finite and not negative", setting, path);
     return false;
   }
@@ -268,7 +268,8 @@ void Substitutes::start(int world_rank) {
 std::string Substitutes::json() const {
   std::string logp;
   if (settings_.barrier == BarrierAlgo::Auto)
-    logp = fmt::format(R"(, "logp": {{"L": {:.9g}, "o": {:.9g}, "g": {:.9g}}})", settings_.L, settings_.o, settings_.g);
+    logp = fmt::format(R"(, "logp": {{"L": {:.9g}, "o": {:.9g}, "g": {:.9g}}})", settings_.loggps.L, settings_.loggps.o,
+                       settings_.loggps.g);
   if (settings_.bcast == BcastAlgo::Esssp) {
     const model::LogGPSParams& p = settings_.loggps;
     const auto size = [](std::uint64_t v) { return v == model::kInfiniteBytes ? std::string("null") : std::to_string(v); };
@@ -294,7 +295,8 @@ Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {
     int n = 1;
     PMPI_Comm_size(p.pc, &n);
     const model::AdaptiveBarrier a =
-        model::adaptive_barrier_any_arity({settings_.L, settings_.o, settings_.o, settings_.g}, static_cast<std::uint32_t>(n));
+        model::adaptive_barrier_any_arity({settings_.loggps.L, settings_.loggps.o, settings_.loggps.o, settings_.loggps.g},
+                                          static_cast<std::uint32_t>(n));
     p.barrier = a.algorithm == model::BarrierAlgorithm::CentralCounter ? BarrierAlgo::Central
                 : a.algorithm == model::BarrierAlgorithm::CombiningTree ? BarrierAlgo::Tree
                                                                           : BarrierAlgo::Dissemination;
@@ -334,9 +336,10 @@ int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Co
   // A bad root or count is MPICH's to report, with its own error.
   if (root < 0 || root >= n || count < 0) return PMPI_Bcast(buf, count, type, root, comm);
   if (n == 1) return MPI_SUCCESS;
-  const Wire w{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
-  if (settings_.bcast == BcastAlgo::Esssp && n <= kEssspMaxRanks)
-    return esssp_bcast(w, settings_.loggps, g_recorder.comm(comm), buf, count, type, root, me, n);
+  const bool esssp = settings_.bcast == BcastAlgo::Esssp && n <= kEssspMaxRanks;
+  const CommInfo* info = g_delay.on() || esssp ? &g_recorder.comm(comm) : nullptr;
+  const Wire w{pc, g_delay.on() ? info : nullptr};
+  if (esssp) return esssp_bcast(w, settings_.loggps, *info, buf, count, type, root, me, n);
   if (settings_.bcast != BcastAlgo::Flat) return binomial_bcast(w, buf, count, type, root, me, n);
   Rc rc;
   if (me != root) {

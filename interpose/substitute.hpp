@@ -45,8 +45,7 @@ struct SubstituteSettings {
   BarrierAlgo barrier = BarrierAlgo::Mpi;
   int tree_arity = 2;
   BcastAlgo bcast = BcastAlgo::Mpi;
-  double L = 0, o = 0, g = 0;  // auto: the LogP parameters, seconds
-  model::LogGPSParams loggps;  // esssp: the network of every pair
+  model::LogGPSParams loggps;  // auto: its L, o and g; esssp: all of it, the network of every pair
   std::string error;  // a setting that could not be read, in one line
 };
 

@@ -3,11 +3,10 @@
 // a what-if network, the best one, and what the run would gain if that site used it.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -44,16 +43,14 @@ struct Gathered {
 // The application's line of a call site, resolved once per distinct stack.
 class SiteNames {
  public:
-  const std::string& name(const RankTrace& t, std::uint32_t callsite) {
-    const CallsiteDef* def = nullptr;
-    for (const CallsiteDef& d : t.callsites)
-      if (d.id == callsite) def = &d;
-    if (!def) return unknown_;
+  // The name stays where it is for the life of this object (one per distinct stack).
+  const std::string* name(const CallsiteDef* def) {
+    if (!def) return &unknown_;
     std::string key;
     for (const auto& f : def->frames) key += fmt::format("{}+{:x};", f.module, f.offset);
     auto it = names_.find(key);
     if (it == names_.end()) it = names_.emplace(key, symbolizer_.describe(*def)).first;
-    return it->second;
+    return &it->second;
   }
 
  private:
@@ -63,18 +60,31 @@ class SiteNames {
 };
 
 // Every rank's records, read a frame at a time: the Barrier and Bcast calls summed per call site,
-// communicator size, root and message size.
+// communicator size, root and message size. Per record only lookups by id: each rank's call sites
+// are named and its communicators indexed once.
 Gathered gather_sites(const TraceDir& trace) {
   Gathered g;
   SiteNames names;
-  using Key = std::tuple<Op, std::string, std::uint32_t, std::uint32_t, std::uint64_t>;
-  std::map<Key, CollectiveSite> sites;
+  // The location is the interned name's address; the sites are put in (op, location, ...) order
+  // at the end, so the output does not depend on addresses.
+  using Key = std::tuple<Op, const std::string*, std::uint32_t, std::uint32_t, std::uint64_t>;
+  struct Acc {
+    CollectiveSite site;
+    std::size_t last_rank = ~std::size_t{0};  // the rank that last called it (counts ranks once each)
+  };
+  std::map<Key, Acc> sites;
   std::vector<Event> chunk;
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     if (!trace.ranks[r]) continue;
     const RankTrace& t = *trace.ranks[r];
     const double ns_per_tick = rank_clock(t).ns_per_tick;
-    std::map<Key, bool> seen_here;
+    std::vector<const CommDef*> comm_of;
+    for (const CommDef& c : t.comms) {
+      if (c.id >= comm_of.size()) comm_of.resize(c.id + 1u, nullptr);
+      comm_of[c.id] = &c;
+    }
+    std::unordered_map<std::uint32_t, const std::string*> name_of;
+    for (const CallsiteDef& d : t.callsites) name_of[d.id] = names.name(&d);
     std::uint64_t init_exit = 0, finalize_enter = 0;
     bool have_init = false;
     try {
@@ -86,9 +96,7 @@ Gathered gather_sites(const TraceDir& trace) {
           if (e.op == Op::Init && !have_init) init_exit = e.t_exit, have_init = true;
           finalize_enter = e.op == Op::Finalize ? e.t_enter : std::max(finalize_enter, e.t_exit);
           if ((e.op != Op::Barrier && e.op != Op::Bcast) || !is_collective_call(e)) continue;
-          const CommDef* comm = nullptr;
-          for (const CommDef& c : t.comms)
-            if (c.id == e.comm) comm = &c;
+          const CommDef* comm = e.comm < comm_of.size() ? comm_of[e.comm] : nullptr;
           if (!comm || comm->inter) {
             ++g.intercomm_calls;
             continue;
@@ -100,15 +108,17 @@ Gathered gather_sites(const TraceDir& trace) {
             root = at < 0 ? 0 : static_cast<std::uint32_t>(at);
           }
           const std::uint64_t bytes = e.op == Op::Bcast ? model::collective_block_bytes(e, n) : 0;
-          const Key key{e.op, names.name(t, e.callsite), n, root, bytes};
-          CollectiveSite& s = sites[key];
+          const auto named = name_of.find(e.callsite);
+          const std::string* location = named == name_of.end() ? names.name(nullptr) : named->second;
+          Acc& acc = sites[Key{e.op, location, n, root, bytes}];
+          CollectiveSite& s = acc.site;
           if (s.records == 0) {
-            s.op = e.op, s.location = std::get<1>(key), s.comm_size = n, s.root = root, s.bytes = bytes;
+            s.op = e.op, s.location = *location, s.comm_size = n, s.root = root, s.bytes = bytes;
             if (n <= model::kAdviseMaxScheduleRanks) s.members = comm->world_ranks.vector();
           }
           ++s.records;
           s.measured_s += static_cast<double>(e.t_exit - e.t_enter) * ns_per_tick * 1e-9;
-          if (!seen_here[key]) seen_here[key] = true, ++s.ranks;
+          if (acc.last_rank != r) acc.last_rank = r, ++s.ranks;
         }
         if (!more) break;
       }
@@ -119,11 +129,12 @@ Gathered gather_sites(const TraceDir& trace) {
     if (have_init && finalize_enter > init_exit)
       g.run_s = std::max(g.run_s, static_cast<double>(finalize_enter - init_exit) * ns_per_tick * 1e-9);
   }
-  for (auto& [k, s] : sites) g.sites.push_back(std::move(s));
+  for (auto& [k, acc] : sites) g.sites.push_back(std::move(acc.site));
+  std::sort(g.sites.begin(), g.sites.end(), [](const CollectiveSite& a, const CollectiveSite& b) {
+    return std::tie(a.op, a.location, a.comm_size, a.root, a.bytes) < std::tie(b.op, b.location, b.comm_size, b.root, b.bytes);
+  });
   return g;
 }
-
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 std::string site_title(const CollectiveSite& s) {
   std::string t = fmt::format("{} at {}: {} rank{}", mpi_name(s.op), s.location, s.comm_size, s.comm_size == 1 ? "" : "s");
@@ -253,11 +264,8 @@ void run(const Options& o) {
   warn_if_other_network(baseline, params_file, trace);
   PairLatency pairs;
   if (!o.pairs.empty()) {
-    std::ifstream in(o.pairs);
-    std::stringstream text;
-    if (in) text << in.rdbuf();
-    std::string error = in ? "" : "cannot read it";
-    if (error.empty()) pairs = PairLatency::parse(text.str(), static_cast<int>(trace.ranks.size()), error);
+    std::string error;
+    pairs = PairLatency::read(o.pairs, static_cast<int>(trace.ranks.size()), error);
     if (!error.empty()) fail(2, fmt::format("--pairs {}: {}", o.pairs, error));
   }
   Gathered g = gather_sites(trace);

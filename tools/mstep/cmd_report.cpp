@@ -64,8 +64,6 @@ double share_pct(const Report& rep, double seconds) {
   return total > 0 ? 100.0 * seconds / total : 0.0;
 }
 
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
 nlohmann::json to_json(const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file) {
   nlohmann::json j;
   j["trace"] = rep.trace;

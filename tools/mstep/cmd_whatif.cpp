@@ -69,8 +69,6 @@ std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const WhatIfResult&
   return out;
 }
 
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
-
 std::string speedup_text(double s) { return std::isfinite(s) ? fmt::format("{:.4f}", s) : "inf"; }
 
 nlohmann::json to_json(const WhatIfResult& res, const model::EditedParams& ed, const std::vector<Hotspot>& hot,

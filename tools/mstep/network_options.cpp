@@ -76,7 +76,6 @@ model::EditedParams edited_network(const model::CalibrationParams& baseline, con
 }
 
 nlohmann::json changes_json(const std::vector<model::Change>& changes) {
-  const auto number_or_null = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   nlohmann::json out = nlohmann::json::array();
   for (const model::Change& c : changes)
     out.push_back({{"name", c.name}, {"unit", model::si_unit(c.quantity)}, {"from", number_or_null(c.from)},

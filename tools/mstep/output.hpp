@@ -1,10 +1,12 @@
 // Shared bits of the subcommands' output.
 #pragma once
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "model/trace/trace_dir.hpp"
 
@@ -15,6 +17,9 @@ namespace mstep::cli {
   std::fprintf(stderr, "mstep: %s\n", message.c_str());
   throw CLI::RuntimeError(code);
 }
+
+// A JSON number, or null for an infinite or undefined value (an error of a zero actual, S=inf).
+inline nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 inline void add_format_option(CLI::App& cmd, std::string& format) {
   cmd.add_option("--format", format, "Output format: text or json")
