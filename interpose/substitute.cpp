@@ -23,18 +23,6 @@ namespace {
 constexpr int kTag = 0;  // the private communicator carries nothing else
 constexpr int kEssspMaxRanks = 256;  // the network is a table of every pair, built at each call
 
-bool parse_arity(std::string_view text, int& arity) {
-  if (text.empty() || text.size() > 3) return false;
-  int v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  if (v < 2 || v > 255) return false;  // packed in 8 bits beside the duplicate (as_value)
-  arity = v;
-  return true;
-}
-
 // The first failing return code of a sequence of calls.
 struct Rc {
   int rc = MPI_SUCCESS;
@@ -170,48 +158,19 @@ int delete_private(MPI_Comm, int, void* value, void*) {
   return MPI_SUCCESS;
 }
 
-std::string barrier_name(const SubstituteSettings& s) {
-  switch (s.barrier) {
-    case BarrierAlgo::Mpi: return "mpi";
-    case BarrierAlgo::Central: return "central";
-    case BarrierAlgo::Tree: return fmt::format("tree:{}", s.tree_arity);
-    case BarrierAlgo::Dissemination: return "dissemination";
-    case BarrierAlgo::Auto: return "auto";
-  }
-  return "mpi";
-}
-
-const char* bcast_name(BcastAlgo a) {
-  switch (a) {
-    case BcastAlgo::Mpi: return "mpi";
-    case BcastAlgo::Flat: return "flat";
-    case BcastAlgo::Binomial: return "binomial";
-    case BcastAlgo::Esssp: return "esssp";
-  }
-  return "mpi";
-}
-
 }  // namespace
 
 SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast) {
   SubstituteSettings s;
   const std::string_view b = barrier ? barrier : "", c = bcast ? bcast : "";
-  if (b.empty() || b == "mpi") s.barrier = BarrierAlgo::Mpi;
-  else if (b == "central") s.barrier = BarrierAlgo::Central;
-  else if (b == "dissemination") s.barrier = BarrierAlgo::Dissemination;
-  else if (b == "auto") s.barrier = BarrierAlgo::Auto;
-  else if (b.starts_with("tree:") && parse_arity(b.substr(5), s.tree_arity)) s.barrier = BarrierAlgo::Tree;
-  else s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
-  if (c.empty() || c == "mpi") s.bcast = BcastAlgo::Mpi;
-  else if (c == "flat") s.bcast = BcastAlgo::Flat;
-  else if (c == "binomial") s.bcast = BcastAlgo::Binomial;
-  else if (c == "esssp") s.bcast = BcastAlgo::Esssp;
-  else if (s.error.empty()) s.error = fmt::format("MSTEP_BCAST='{}' is not mpi, flat, binomial or esssp", c);
-  if (!s.error.empty()) {
-    std::string error = std::move(s.error);
-    s = SubstituteSettings{};
-    s.error = std::move(error);
-  }
+  const std::optional<BarrierName> bn = parse_barrier_name(b);
+  const std::optional<BcastAlgo> cn = parse_bcast_name(c);
+  if (!bn)
+    s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
+  else if (!cn)
+    s.error = fmt::format("MSTEP_BCAST='{}' is not mpi, flat, binomial or esssp", c);
+  else
+    s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn;
   return s;
 }
 
@@ -277,8 +236,8 @@ std::string Substitutes::json() const {
         R"(, "loggps": {{"L": {:.9g}, "o": {:.9g}, "Os": {:.9g}, "Or": {:.9g}, "g": {:.9g}, "Gs": {:.9g}, "Gl": {:.9g}, "s": {}, "S": {}}})",
         p.L, p.o, p.Os, p.Or, p.g, p.Gs, p.Gl, size(p.s), size(p.S));
   }
-  return fmt::format(R"({{"barrier": "{}", "bcast": "{}"{}}})", barrier_name(settings_), bcast_name(settings_.bcast),
-                     logp);
+  return fmt::format(R"({{"barrier": "{}", "bcast": "{}"{}}})",
+                     barrier_name({settings_.barrier, settings_.tree_arity}), bcast_name(settings_.bcast), logp);
 }
 
 Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {

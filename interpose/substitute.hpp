@@ -34,12 +34,10 @@
 
 #include <mpi.h>
 
+#include "format/collective_substitutes.hpp"
 #include "model/cost/loggps.hpp"
 
 namespace mstep {
-
-enum class BarrierAlgo { Mpi, Central, Tree, Dissemination, Auto };
-enum class BcastAlgo { Mpi, Flat, Binomial, Esssp };
 
 struct SubstituteSettings {
   BarrierAlgo barrier = BarrierAlgo::Mpi;

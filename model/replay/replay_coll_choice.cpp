@@ -3,6 +3,7 @@
 // members' programs are in replay_collectives.cpp.
 #include <string_view>
 
+#include "format/collective_substitutes.hpp"
 #include "model/replay/coll_math.hpp"
 #include "model/replay/replay_collectives.hpp"
 
@@ -35,16 +36,23 @@ std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n) {
 
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast) {
   CollectiveSubstitutes s;
-  if (barrier == "central") s.barrier = CollAlgo::BarrierCentral;
-  else if (barrier == "dissemination") s.barrier = CollAlgo::BarrierDissemination;
-  else if (barrier.starts_with("tree:")) {
-    std::uint32_t arity = 0;
-    for (char c : barrier.substr(5)) arity = c >= '0' && c <= '9' && arity < 100000 ? arity * 10 + (c - '0') : 0;
-    if (arity >= 2) s.barrier = CollAlgo::BarrierCombiningTree, s.arity = arity;
+  if (const auto b = parse_barrier_name(barrier)) {
+    switch (b->algo) {
+      case BarrierAlgo::Central: s.barrier = CollAlgo::BarrierCentral; break;
+      case BarrierAlgo::Dissemination: s.barrier = CollAlgo::BarrierDissemination; break;
+      case BarrierAlgo::Tree: s.barrier = CollAlgo::BarrierCombiningTree, s.arity = static_cast<std::uint32_t>(b->arity); break;
+      case BarrierAlgo::Mpi:
+      case BarrierAlgo::Auto: break;  // auto needs its parameters: substitutes_of
+    }
   }
-  if (bcast == "flat") s.bcast = CollAlgo::BcastFlat;
-  else if (bcast == "binomial") s.bcast = CollAlgo::BcastBinomial;
-  else if (bcast == "esssp") s.bcast_recorded = true;
+  if (const auto c = parse_bcast_name(bcast)) {
+    switch (*c) {
+      case BcastAlgo::Flat: s.bcast = CollAlgo::BcastFlat; break;
+      case BcastAlgo::Binomial: s.bcast = CollAlgo::BcastBinomial; break;
+      case BcastAlgo::Esssp: s.bcast_recorded = true; break;
+      case BcastAlgo::Mpi: break;
+    }
+  }
   return s;
 }
 

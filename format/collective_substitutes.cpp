@@ -1,0 +1,54 @@
+#include "format/collective_substitutes.hpp"
+
+#include <fmt/format.h>
+
+namespace mstep {
+
+std::optional<BarrierName> parse_barrier_name(std::string_view name) {
+  if (name.empty() || name == "mpi") return BarrierName{BarrierAlgo::Mpi, 0};
+  if (name == "central") return BarrierName{BarrierAlgo::Central, 0};
+  if (name == "dissemination") return BarrierName{BarrierAlgo::Dissemination, 0};
+  if (name == "auto") return BarrierName{BarrierAlgo::Auto, 0};
+  if (!name.starts_with("tree:")) return std::nullopt;
+  const std::string_view digits = name.substr(5);
+  if (digits.empty() || digits.size() > 3) return std::nullopt;
+  int v = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  // At most 255: libmstep packs the arity in 8 bits beside the private communicator.
+  if (v < 2 || v > 255) return std::nullopt;
+  return BarrierName{BarrierAlgo::Tree, v};
+}
+
+std::optional<BcastAlgo> parse_bcast_name(std::string_view name) {
+  if (name.empty() || name == "mpi") return BcastAlgo::Mpi;
+  if (name == "flat") return BcastAlgo::Flat;
+  if (name == "binomial") return BcastAlgo::Binomial;
+  if (name == "esssp") return BcastAlgo::Esssp;
+  return std::nullopt;
+}
+
+std::string barrier_name(BarrierName b) {
+  switch (b.algo) {
+    case BarrierAlgo::Mpi: return "mpi";
+    case BarrierAlgo::Central: return "central";
+    case BarrierAlgo::Tree: return fmt::format("tree:{}", b.arity);
+    case BarrierAlgo::Dissemination: return "dissemination";
+    case BarrierAlgo::Auto: return "auto";
+  }
+  return "mpi";
+}
+
+const char* bcast_name(BcastAlgo a) {
+  switch (a) {
+    case BcastAlgo::Mpi: return "mpi";
+    case BcastAlgo::Flat: return "flat";
+    case BcastAlgo::Binomial: return "binomial";
+    case BcastAlgo::Esssp: return "esssp";
+  }
+  return "mpi";
+}
+
+}  // namespace mstep

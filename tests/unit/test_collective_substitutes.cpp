@@ -1,0 +1,29 @@
+// The one grammar of substitute collective names (format/collective_substitutes.hpp), read back as
+// written, and what it refuses.
+#include <catch2/catch.hpp>
+
+#include "format/collective_substitutes.hpp"
+
+using namespace mstep;
+
+TEST_CASE("substitute names: every name reads back as written", "[substitute]") {
+  for (const char* name : {"mpi", "central", "tree:2", "tree:255", "dissemination", "auto"}) {
+    const auto b = parse_barrier_name(name);
+    REQUIRE(b);
+    CHECK(barrier_name(*b) == name);
+  }
+  for (const char* name : {"mpi", "flat", "binomial", "esssp"}) {
+    const auto c = parse_bcast_name(name);
+    REQUIRE(c);
+    CHECK(std::string(bcast_name(*c)) == name);
+  }
+  CHECK(parse_barrier_name("")->algo == BarrierAlgo::Mpi);
+  CHECK(parse_barrier_name("tree:16")->arity == 16);
+  CHECK(*parse_bcast_name("") == BcastAlgo::Mpi);
+}
+
+TEST_CASE("substitute names: what is not in the grammar", "[substitute]") {
+  for (const char* name : {"tree:1", "tree:256", "tree:", "tree:4x", "tree:0004", "Central", "dissemination "})
+    CHECK_FALSE(parse_barrier_name(name));
+  for (const char* name : {"auto", "essp", "FLAT"}) CHECK_FALSE(parse_bcast_name(name));
+}
