@@ -42,6 +42,12 @@ json meta_of(const fs::path& dir) {
   return parse_json(text.str());
 }
 
+// `mstep report`'s collective_algorithms: how its replay charged each kind of collective.
+std::vector<std::string> report_algorithms(const fs::path& dir, const fs::path& params) {
+  const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
+  return rep.at("collective_algorithms").get<std::vector<std::string>>();
+}
+
 Result run_with(const fs::path& dir, const std::string& barrier, const std::string& bcast) {
   return record(dir, 4, {prog("collectives")},
                 {{"LD_PRELOAD", kCountShim}, {"MSTEP_BARRIER", barrier}, {"MSTEP_BCAST", bcast}});
@@ -77,8 +83,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     const fs::path params = dir.parent_path() / "params.json";
     std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9,
       "s": null, "S": 1000})";
-    const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
-    const auto algos = rep.at("collective_algorithms").get<std::vector<std::string>>();
+    const std::vector<std::string> algos = report_algorithms(dir, params);
     const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
     CHECK(has("MPI_Barrier: central counter (libmstep's substitute for 4 ranks; 1 call)"));
     CHECK(has("MPI_Barrier: central counter (libmstep's substitute for 2 ranks; 2 calls)"));
@@ -125,8 +130,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     const json c = meta_of(dir).at("collectives");
     CHECK(c.at("barrier") == "auto");
     CHECK(c.at("logp").at("L") == 1e-6);
-    const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
-    const auto algos = rep.at("collective_algorithms").get<std::vector<std::string>>();
+    const std::vector<std::string> algos = report_algorithms(dir, params);
     const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
     CHECK(has("MPI_Barrier: central counter (libmstep's substitute for 4 ranks; 1 call)"));
     CHECK(has("MPI_Barrier: dissemination (libmstep's substitute for 2 ranks; 2 calls)"));
