@@ -180,14 +180,12 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
     rep.problems.push_back(pass.unmatched[i].what);
   if (pass.unmatched.size() > kMaxUnmatchedShown)
     rep.problems.push_back(fmt::format("{} more unmatched messages", pass.unmatched.size() - kMaxUnmatchedShown));
-  for (const auto& p : pass.problems) rep.problems.push_back(p + " (the events before it are kept)");
+  for (std::size_t i = 0; i < pass.problems.size(); ++i)
+    if (damage_is_new(trace, static_cast<std::size_t>(pass.damaged[i])))
+      rep.problems.push_back(pass.problems[i] + " (the events before it are kept)");
 
   // Completeness: a rank whose file broke off in a frame the metadata read skipped is corrupt.
-  TraceDir states;
-  states.meta = trace.meta;
-  states.states = trace.states;
-  for (const int r : pass.damaged) states.states[static_cast<std::size_t>(r)] = RankState::Corrupt;
-  const TraceCompleteness completeness = trace_completeness(states);
+  const TraceCompleteness completeness = trace_completeness(trace, pass.damaged);
   rep.complete = completeness.complete;
   rep.finalized_ranks = completeness.complete_ranks;
 

@@ -73,7 +73,7 @@ struct StreamPassResult {
   std::uint64_t messages = 0;
   std::vector<Unmatched> unmatched;   // sorted by (rank, event), as match_messages'
   std::vector<int> damaged;           // ranks whose file broke off at a damaged frame
-  std::vector<std::string> problems;  // one line each for those
+  std::vector<std::string> problems;  // one line each for those (parallel to damaged)
   // The most sends and receives waiting for their match at one time (what the pass held).
   std::size_t peak_in_flight = 0;
 };

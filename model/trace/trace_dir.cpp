@@ -83,9 +83,19 @@ RunMeta read_run_meta(const std::string& dir) {
   return read_meta(fs::path(dir) / kMetaFileName, ignored);
 }
 
-TraceCompleteness trace_completeness(const TraceDir& d) {
+bool damage_is_new(const TraceDir& d, std::size_t rank) {
+  const RankState s = rank < d.states.size() ? d.states[rank] : RankState::Missing;
+  return s == RankState::Complete || s == RankState::Unfinished;
+}
+
+TraceCompleteness trace_completeness(const TraceDir& d) { return trace_completeness(d, {}); }
+
+TraceCompleteness trace_completeness(const TraceDir& d, std::span<const int> damaged) {
+  std::vector<RankState> states = d.states;
+  for (const int r : damaged)
+    if (r >= 0 && static_cast<std::size_t>(r) < states.size()) states[static_cast<std::size_t>(r)] = RankState::Corrupt;
   TraceCompleteness c;
-  for (const RankState s : d.states) {
+  for (const RankState s : states) {
     if (s == RankState::Complete) ++c.complete_ranks;
     else if (s == RankState::Unfinished) ++c.unfinished_ranks;
     else if (s != RankState::NotLoaded) ++c.damaged_ranks;

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,14 @@ struct TraceCompleteness {
   int damaged_ranks = 0;     // truncated, corrupt, missing or unreadable
 };
 TraceCompleteness trace_completeness(const TraceDir& d);
+// The same, with `damaged` (ranks whose file a reader of the records found broken off in a frame
+// the metadata read skipped) counted as corrupt.
+TraceCompleteness trace_completeness(const TraceDir& d, std::span<const int> damaged);
+
+// A damaged frame that a reader of the records (RankEventReader, the streaming pass) met in rank
+// `rank`'s file is news only where the metadata read found the file whole (Complete or
+// Unfinished): a truncation or corruption it already named is not named twice.
+bool damage_is_new(const TraceDir& d, std::size_t rank);
 
 // A rank's clock samples taken at MPI_Init and at MPI_Finalize (null where missing).
 struct ClockSamples {

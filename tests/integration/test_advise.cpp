@@ -130,6 +130,20 @@ TEST_CASE("advise: every barrier and broadcast site of a real run, each algorith
     CHECK(r.err.find("needs LogGPS parameters") != std::string::npos);
     check_one_line_error(run({kMstep, "advise", (dir / "nothing").string(), "--params", params.string()}, env), 1);
   }
+  {
+    INFO("a rank file cut short: advised on what was read, named once, exit 1");
+    const fs::path cut = dir.parent_path() / "cut";
+    fs::copy(dir, cut, fs::copy_options::recursive);
+    const fs::path rank2 = cut / "rank-00002.mst";
+    fs::resize_file(rank2, fs::file_size(rank2) / 2);
+    const Result r = run({kMstep, "advise", cut.string(), "--params", params.string(), "--format", "json"}, env);
+    CHECK(r.code == 1);
+    const json cut_advice = parse_json(r.out);
+    CHECK(cut_advice.at("complete") == false);
+    const auto l = lines_of(r.err);
+    REQUIRE(l.size() == 1);
+    CHECK(l[0].find("mstep: warning: " + rank2.string() + ": frame") == 0);
+  }
 }
 
 TEST_CASE("advise: a synthetic broadcast of 8 ranks, where a flat tree beats MPICH's binomial tree", "[advise]") {

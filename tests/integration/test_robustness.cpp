@@ -271,6 +271,12 @@ TEST_CASE("damaged traces: each problem in one line, what can be read is printed
     CHECK(j.at("complete") == false);
     CHECK(j["per_rank"][1].at("status") == "truncated");
     CHECK(j["per_rank"][1].at("events") == 0);
+    // The streamed report names the cut once: its reader meets what the metadata read found.
+    const Result rep = run({kMstep, "report", d.string(), "--format", "json", "--stream", "yes"}, no_default_params(base));
+    const json rj = parse_json(rep.out);
+    std::size_t named = 0;
+    for (const auto& p : rj.at("problems")) named += p.get<std::string>().find("rank-00001.mst") != std::string::npos;
+    CHECK(named == 1);
   }
   {
     INFO("a rank file cut inside its file header: the rank keeps its row");

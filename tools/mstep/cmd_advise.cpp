@@ -38,6 +38,7 @@ struct Gathered {
   double run_s = 0;                 // slowest rank, MPI_Init exit to MPI_Finalize entry (its own clock)
   std::uint64_t intercomm_calls = 0;
   std::vector<std::string> problems;
+  std::vector<int> damaged;  // ranks whose file broke off in a frame the metadata read skipped
 };
 
 // The application's line of a call site, resolved once per distinct stack.
@@ -122,7 +123,10 @@ Gathered gather_sites(const TraceDir& trace) {
         }
         if (!more) break;
       }
-      if (!reader.problem().empty()) g.problems.push_back(fmt::format("{}: {}", t.path, reader.problem()));
+      if (!reader.problem().empty() && damage_is_new(trace, r)) {
+        g.problems.push_back(reader.problem() + " (the events before it are kept)");
+        g.damaged.push_back(static_cast<int>(r));
+      }
     } catch (const TraceError& e) {
       g.problems.push_back(e.what());
     }
@@ -146,7 +150,7 @@ double pct_of(double part, double whole) { return whole > 0 ? 100 * part / whole
 
 void print_text(const TraceDir& trace, const Gathered& g, const std::vector<CollectiveAdvice>& advice,
                 const model::EditedParams& ed, const std::string& params_file, const Options& o) {
-  const auto c = trace_completeness(trace);
+  const auto c = trace_completeness(trace, g.damaged);
   fmt::print("mstep advise: {} ({} ranks, {})\n", trace.path, trace.ranks.size(), c.complete ? "complete" : "incomplete");
   fmt::print("parameters: {}\n", params_file);
   if (!o.net.network.empty()) fmt::print("network: {}\n", o.net.network);
@@ -184,7 +188,7 @@ nlohmann::json to_json(const TraceDir& trace, const Gathered& g, const std::vect
   nlohmann::json j;
   j["trace"] = trace.path;
   j["ranks"] = trace.ranks.size();
-  j["complete"] = trace_completeness(trace).complete;
+  j["complete"] = trace_completeness(trace, g.damaged).complete;
   j["params"] = params_file;
   j["network"] = o.net.network.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.net.network);
   j["changes"] = changes_json(ed.changes);

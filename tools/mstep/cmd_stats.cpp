@@ -62,7 +62,7 @@ RankStats count(TraceDir& d, int rank) {
   }
   s.steps = reader.steps();
   TraceEnd end = t.end;
-  if ((end == TraceEnd::Complete || end == TraceEnd::Unfinished) && reader.end() == TraceEnd::Corrupt) {
+  if (damage_is_new(d, static_cast<std::size_t>(rank)) && reader.end() == TraceEnd::Corrupt) {
     end = TraceEnd::Corrupt;
     d.states[static_cast<std::size_t>(rank)] = RankState::Corrupt;
     d.problems.push_back(reader.problem() + " (the events before it are kept)");
