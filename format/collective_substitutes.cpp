@@ -27,6 +27,7 @@ std::optional<BcastAlgo> parse_bcast_name(std::string_view name) {
   if (name == "flat") return BcastAlgo::Flat;
   if (name == "binomial") return BcastAlgo::Binomial;
   if (name == "esssp") return BcastAlgo::Esssp;
+  if (name == "auto") return BcastAlgo::Auto;
   return std::nullopt;
 }
 
@@ -47,6 +48,7 @@ const char* bcast_name(BcastAlgo a) {
     case BcastAlgo::Flat: return "flat";
     case BcastAlgo::Binomial: return "binomial";
     case BcastAlgo::Esssp: return "esssp";
+    case BcastAlgo::Auto: return "auto";
   }
   return "mpi";
 }

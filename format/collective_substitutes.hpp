@@ -2,7 +2,7 @@
 // meta.json's "collectives" records them: one grammar for the writer (interpose/substitute.hpp)
 // and the reader (model/replay/replay_collectives.hpp).
 //   barrier: mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
-//   bcast:   mpi | flat | binomial | esssp
+//   bcast:   mpi | flat | binomial | esssp | auto
 // The empty name is "mpi" (MPICH's own).
 #pragma once
 
@@ -14,7 +14,7 @@
 namespace mstep {
 
 enum class BarrierAlgo : std::uint8_t { Mpi, Central, Tree, Dissemination, Auto };
-enum class BcastAlgo : std::uint8_t { Mpi, Flat, Binomial, Esssp };
+enum class BcastAlgo : std::uint8_t { Mpi, Flat, Binomial, Esssp, Auto };
 
 struct BarrierName {
   BarrierAlgo algo = BarrierAlgo::Mpi;

@@ -1,5 +1,6 @@
 #include "interpose/substitute.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,7 +23,7 @@ Substitutes g_substitutes;
 namespace {
 
 constexpr int kTag = 0;  // the private communicator carries nothing else
-constexpr int kEssspMaxRanks = 256;  // the network is a table of every pair, built at each call
+constexpr int kEssspMaxRanks = 256;  // the network is a table of every pair, built per root and size
 
 // The first failing return code of a sequence of calls.
 struct Rc {
@@ -112,11 +114,40 @@ int dissemination_barrier(const Wire& w, int me, int n) {
   return rc.rc;
 }
 
-// Mateescu and Taylor's E-SSSP tree with its labeling (model/cost/collectives.hpp).
-int esssp_bcast(const Wire& w, const model::LogGPSParams& loggps, const CommInfo& comm, void* buf, int count,
-                MPI_Datatype type, int root, int me, int n) {
-  // Every member builds the same network and tree: the same parameters, pairs, size and members.
-  const model::BroadcastPair pair = model::uniform_broadcast_pair(loggps, bytes_of(count, type));
+// One member's part of a broadcast schedule (model/cost/collectives.hpp's trees): whom it
+// receives from and whom it sends to, in order. `kind` says which schedule it is.
+struct TreePlan {
+  enum Kind : std::uint8_t { Mpich, Binomial, Tree } kind = Mpich;
+  int parent = -1;
+  std::vector<int> children;
+  static TreePlan of(Kind k) {
+    TreePlan p;
+    p.kind = k;
+    return p;
+  }
+};
+
+// The plan of the last broadcast a thread planned: a loop that broadcasts the same size from the
+// same root on one communicator plans once. Every member computes the same one from the same inputs
+// (the parameters, the pairs, the communicator's members, the root and the size). Forgotten when
+// any private communicator is freed (g_freed_privates moves on), since a later one may reuse the
+// handle.
+std::atomic<std::uint64_t> g_freed_privates{0};
+struct PlanCache {
+  std::uint64_t freed = ~std::uint64_t{0};
+  MPI_Comm pc = MPI_COMM_NULL;
+  int root = -1;
+  std::uint64_t bytes = 0;
+  BcastAlgo algo = BcastAlgo::Mpi;
+  TreePlan plan;
+};
+thread_local PlanCache g_last_plan;
+
+// The network of Mateescu and Taylor's schedules among the members of `comm`: every pair the
+// LogGPS pair of `bytes`, plus the delay apparatus's latency of the pair.
+model::BroadcastNetwork member_network(const model::LogGPSParams& loggps, const CommInfo& comm, int n,
+                                       std::uint64_t bytes) {
+  const model::BroadcastPair pair = model::uniform_broadcast_pair(loggps, bytes);
   model::BroadcastNetwork net = model::uniform_broadcast_network(static_cast<std::uint32_t>(n), pair);
   const PairLatency& pairs = g_delay.pairs();
   if (!pairs.empty()) {
@@ -125,16 +156,44 @@ int esssp_bcast(const Wire& w, const model::LogGPSParams& loggps, const CommInfo
         net.latency[static_cast<std::size_t>(u) * static_cast<std::size_t>(n) + static_cast<std::size_t>(v)] +=
             1e-9 * static_cast<double>(pairs.ns(comm.world_rank(u), comm.world_rank(v)));
   }
-  const model::BroadcastLabeling plan = model::esssp_broadcast(net, static_cast<std::uint32_t>(root));
-  // A member the tree does not reach (no finite path): every member sees it alike, and all take the
-  // binomial tree instead.
-  for (int v = 0; v < n; ++v)
-    if (v != root && plan.tree.parent[static_cast<std::size_t>(v)] == model::kNoParent)
-      return binomial_bcast(w, buf, count, type, root, me, n);
-  Rc rc;
+  return net;
+}
+
+TreePlan member_plan(const model::BroadcastTree& tree, TreePlan::Kind kind, int me) {
+  TreePlan p;
+  p.kind = kind;
   const auto um = static_cast<std::size_t>(me);
-  if (me != root) rc(w.recv(buf, count, type, static_cast<int>(plan.tree.parent[um])));
-  for (const std::uint32_t c : plan.tree.children[um]) rc(w.send(buf, count, type, static_cast<int>(c)));
+  p.parent = tree.parent[um] == model::kNoParent ? -1 : static_cast<int>(tree.parent[um]);
+  for (const std::uint32_t c : tree.children[um]) p.children.push_back(static_cast<int>(c));
+  return p;
+}
+
+// esssp: Mateescu and Taylor's E-SSSP tree with its labeling; a member it does not reach (no
+// finite path) makes every member take the binomial tree instead.
+// auto: model::auto_broadcast's choice; MPICH's own where it sees no clear gain, except under the
+// delay apparatus, which MPICH's own collectives bypass: there libmstep's binomial tree (MPICH's
+// schedule) runs, so that the choice is measured on the delayed network like the others.
+TreePlan plan_broadcast(BcastAlgo algo, const model::LogGPSParams& loggps, const CommInfo& comm, int root, int me,
+                        int n, std::uint64_t bytes) {
+  const model::BroadcastNetwork net = member_network(loggps, comm, n, bytes);
+  const auto r = static_cast<std::uint32_t>(root);
+  if (algo == BcastAlgo::Esssp) {
+    const model::BroadcastLabeling plan = model::esssp_broadcast(net, r);
+    for (int v = 0; v < n; ++v)
+      if (v != root && plan.tree.parent[static_cast<std::size_t>(v)] == model::kNoParent) return TreePlan::of(TreePlan::Binomial);
+    return member_plan(plan.tree, TreePlan::Tree, me);
+  }
+  const model::AutoBroadcastChoice c =
+      model::auto_broadcast(net, r, model::mpich_bcast_is_binomial(static_cast<std::uint32_t>(n), bytes));
+  if (c.algorithm != model::AutoBroadcast::Mpich) return member_plan(c.tree, TreePlan::Tree, me);
+  const bool binomial = g_delay.on() && model::mpich_bcast_is_binomial(static_cast<std::uint32_t>(n), bytes);
+  return TreePlan::of(binomial ? TreePlan::Binomial : TreePlan::Mpich);
+}
+
+int tree_bcast(const Wire& w, const TreePlan& plan, void* buf, int count, MPI_Datatype type) {
+  Rc rc;
+  if (plan.parent >= 0) rc(w.recv(buf, count, type, plan.parent));
+  for (const int c : plan.children) rc(w.send(buf, count, type, c));
   return rc.rc;
 }
 
@@ -154,6 +213,7 @@ int arity_of(void* v) { return static_cast<int>((reinterpret_cast<std::uintptr_t
 
 int delete_private(MPI_Comm, int, void* value, void*) {
   MPI_Comm pc = as_comm(value);
+  g_freed_privates.fetch_add(1, std::memory_order_relaxed);
   PMPI_Comm_free(&pc);
   return MPI_SUCCESS;
 }
@@ -168,7 +228,7 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
   if (!bn)
     s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
   else if (!cn)
-    s.error = fmt::format("MSTEP_BCAST='{}' is not mpi, flat, binomial or esssp", c);
+    s.error = fmt::format("MSTEP_BCAST='{}' is not mpi, flat, binomial, esssp or auto", c);
   else
     s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn;
   return s;
@@ -207,12 +267,13 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
 
 void Substitutes::start(int world_rank) {
   settings_ = parse_substitute_settings(std::getenv("MSTEP_BARRIER"), std::getenv("MSTEP_BCAST"));
-  const bool auto_barrier = settings_.barrier == BarrierAlgo::Auto, esssp = settings_.bcast == BcastAlgo::Esssp;
+  const bool auto_barrier = settings_.barrier == BarrierAlgo::Auto;
+  const bool esssp = settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto;  // full LogGPS
   if (auto_barrier || esssp) {
     std::string path;
     if (const char* p = std::getenv("MSTEP_PARAMS"); p && *p) path = p;
     else if (const char* home = std::getenv("HOME"); home && *home) path = std::string(home) + "/.config/mstep/params.json";
-    if (!read_params_for(path, auto_barrier ? "MSTEP_BARRIER=auto" : "MSTEP_BCAST=esssp", esssp, settings_)) {
+    if (!read_params_for(path, auto_barrier ? "MSTEP_BARRIER=auto" : settings_.bcast == BcastAlgo::Auto ? "MSTEP_BCAST=auto" : "MSTEP_BCAST=esssp", esssp, settings_)) {
       std::string error = std::move(settings_.error);
       settings_ = SubstituteSettings{};
       settings_.error = std::move(error);
@@ -229,7 +290,7 @@ std::string Substitutes::json() const {
   if (settings_.barrier == BarrierAlgo::Auto)
     logp = fmt::format(R"(, "logp": {{"L": {:.9g}, "o": {:.9g}, "g": {:.9g}}})", settings_.loggps.L, settings_.loggps.o,
                        settings_.loggps.g);
-  if (settings_.bcast == BcastAlgo::Esssp) {
+  if (settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto) {
     const model::LogGPSParams& p = settings_.loggps;
     const auto size = [](std::uint64_t v) { return v == model::kInfiniteBytes ? std::string("null") : std::to_string(v); };
     logp += fmt::format(
@@ -295,10 +356,26 @@ int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Co
   // A bad root or count is MPICH's to report, with its own error.
   if (root < 0 || root >= n || count < 0) return PMPI_Bcast(buf, count, type, root, comm);
   if (n == 1) return MPI_SUCCESS;
-  const bool esssp = settings_.bcast == BcastAlgo::Esssp && n <= kEssspMaxRanks;
-  const CommInfo* info = g_delay.on() || esssp ? &g_recorder.comm(comm) : nullptr;
+  const bool planned = settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto;
+  // Above kEssspMaxRanks: esssp runs the binomial tree, auto MPICH's own.
+  if (planned && n > kEssspMaxRanks && settings_.bcast == BcastAlgo::Auto) return PMPI_Bcast(buf, count, type, root, comm);
+  const bool plan = planned && n <= kEssspMaxRanks;
+  const CommInfo* info = g_delay.on() || plan ? &g_recorder.comm(comm) : nullptr;
   const Wire w{pc, g_delay.on() ? info : nullptr};
-  if (esssp) return esssp_bcast(w, settings_.loggps, *info, buf, count, type, root, me, n);
+  if (plan) {
+    const std::uint64_t bytes = bytes_of(count, type);
+    const std::uint64_t freed = g_freed_privates.load(std::memory_order_relaxed);
+    if (g_last_plan.freed != freed || g_last_plan.pc != pc || g_last_plan.root != root || g_last_plan.bytes != bytes ||
+        g_last_plan.algo != settings_.bcast) {
+      g_last_plan = {freed, pc, root, bytes, settings_.bcast,
+                     plan_broadcast(settings_.bcast, settings_.loggps, *info, root, me, n, bytes)};
+    }
+    switch (g_last_plan.plan.kind) {
+      case TreePlan::Mpich: return PMPI_Bcast(buf, count, type, root, comm);
+      case TreePlan::Binomial: return binomial_bcast(w, buf, count, type, root, me, n);
+      case TreePlan::Tree: return tree_bcast(w, g_last_plan.plan, buf, count, type);
+    }
+  }
   if (settings_.bcast != BcastAlgo::Flat) return binomial_bcast(w, buf, count, type, root, me, n);
   Rc rc;
   if (me != root) {

@@ -2,7 +2,7 @@
 // over point-to-point messages, so that an algorithm `mstep advise` recommends can be run and
 // measured without changing the application. Chosen by environment variables, read at MPI_Init:
 //   MSTEP_BARRIER = mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
-//   MSTEP_BCAST   = mpi | flat | binomial | esssp
+//   MSTEP_BCAST   = mpi | flat | binomial | esssp | auto
 // "auto" is Zharikov and Paznikov's adaptive barrier: per communicator size, the algorithm (and
 // tree arity) of least predicted time under the LogP parameters L, o and g of the calibrated
 // parameter file ($MSTEP_PARAMS, else ~/.config/mstep/params.json), o_s = o_r = o
@@ -17,8 +17,13 @@
 //   binomial: MPICH's MPIR_Bcast_intra_binomial (largest subtree first);
 //   esssp: Mateescu and Taylor's E-SSSP tree with its labeling, on the network of the LogGPS
 //     parameters of the parameter file (every pair alike) plus the delay apparatus's per-pair
-//     latencies (MSTEP_DELAY_PAIRS), computed at each call by every member alike (communicators
-//     of up to 256 ranks; larger ones run the binomial tree).
+//     latencies (MSTEP_DELAY_PAIRS), computed by every member alike, once per communicator, root
+//     and size in a row (communicators of up to 256 ranks; larger ones run the binomial tree);
+//   auto (broadcast): on the same network, the flat or E-SSSP tree where the model has it at
+//     least 10% faster than the binomial tree MPICH would run, else MPICH's own broadcast
+//     (model::auto_broadcast); under the delay apparatus, which MPICH's own collectives bypass,
+//     libmstep's binomial tree instead, so that every choice runs on the delayed network.
+//     Communicators of over 256 ranks: MPICH's own.
 // The messages travel on a private duplicate of the caller's communicator, made by the first
 // substituted call on it (every member is in that call, so the duplicate is collective as MPI
 // requires) and kept as an attribute of the communicator, freed with it. Intercommunicators and
@@ -43,7 +48,7 @@ struct SubstituteSettings {
   BarrierAlgo barrier = BarrierAlgo::Mpi;
   int tree_arity = 2;
   BcastAlgo bcast = BcastAlgo::Mpi;
-  model::LogGPSParams loggps;  // auto: its L, o and g; esssp: all of it, the network of every pair
+  model::LogGPSParams loggps;  // barrier auto: its L, o and g; bcast esssp and auto: all of it, every pair's network
   std::string error;  // a setting that could not be read, in one line
 };
 

@@ -276,6 +276,35 @@ BroadcastLabeling esssp_broadcast(const BroadcastNetwork& net, std::uint32_t roo
   return label_tree(esssp_tree(net, root).tree, net);
 }
 
+std::string_view to_string(AutoBroadcast a) noexcept {
+  switch (a) {
+    case AutoBroadcast::Mpich: return "mpi";
+    case AutoBroadcast::Flat: return "flat";
+    case AutoBroadcast::Esssp: return "esssp";
+  }
+  return "unknown";
+}
+
+AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t root, bool mpich_binomial) {
+  AutoBroadcastChoice c;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  c.binomial_s = c.flat_s = c.esssp_s = nan;
+  if (!mpich_binomial) return c;
+  c.binomial_s = binomial_tree_time(net, root, BinomialOrder::Mpich);
+  BroadcastTree flat = flat_tree(net.nodes, root);
+  c.flat_s = completion_time(flat, net);
+  BroadcastTree esssp = label_tree(esssp_tree(net, root).tree, net).tree;
+  c.esssp_s = completion_time(esssp, net);
+  // E-SSSP only where it is strictly faster than the flat tree (on a uniform network it is the
+  // flat tree); either only where it clears the margin over MPICH's binomial tree.
+  const bool esssp_better = c.esssp_s < c.flat_s;
+  const double best = esssp_better ? c.esssp_s : c.flat_s;
+  if (!(best < (1 - kAutoBroadcastMargin) * c.binomial_s)) return c;
+  c.algorithm = esssp_better ? AutoBroadcast::Esssp : AutoBroadcast::Flat;
+  c.tree = esssp_better ? std::move(esssp) : std::move(flat);
+  return c;
+}
+
 BroadcastPair uniform_broadcast_pair(const LogGPSParams& p, std::uint64_t bytes) {
   const LogGPS m{p};
   // The receiver is already waiting (it entered the broadcast with everyone): tr <= ts, so T4 is

@@ -144,6 +144,30 @@ BroadcastLabeling label_tree(const BroadcastTree& tree, const BroadcastNetwork& 
 // E-SSSP tree, then labeling: the proposed schedule and its predicted time.
 BroadcastLabeling esssp_broadcast(const BroadcastNetwork& net, std::uint32_t root);
 
+// MPICH 4.0.2's built-in choice for MPI_Bcast: the binomial tree below kBcastMinProcs ranks or up
+// to kBcastShortBytes; above, a binomial scatter and an allgather (the replay's CollAlgo).
+inline constexpr std::uint64_t kBcastShortBytes = 12288;  // binomial up to and including
+inline constexpr std::uint32_t kBcastMinProcs = 8;        // below: always binomial
+constexpr bool mpich_bcast_is_binomial(std::uint32_t nodes, std::uint64_t bytes) {
+  return nodes < kBcastMinProcs || bytes <= kBcastShortBytes;
+}
+
+// libmstep's MSTEP_BCAST=auto, per communicator, root and size: the flat tree or the labeled
+// E-SSSP tree where the model has it at least kAutoBroadcastMargin faster than the binomial tree
+// MPICH would run; else MPICH's own broadcast (where the model sees no clear gain, the
+// application keeps MPICH's tuned code, so auto is not slower than MPICH by a model's error).
+// Where MPICH would not run the binomial tree (mpich_binomial false: a long message on 8 ranks
+// or more, where it scatters and gathers), MPICH's own, with no times.
+enum class AutoBroadcast : std::uint8_t { Mpich, Flat, Esssp };
+std::string_view to_string(AutoBroadcast a) noexcept;
+inline constexpr double kAutoBroadcastMargin = 0.10;
+struct AutoBroadcastChoice {
+  AutoBroadcast algorithm = AutoBroadcast::Mpich;
+  double binomial_s = 0, flat_s = 0, esssp_s = 0;  // completion times (NaN where not computed)
+  BroadcastTree tree;  // the chosen schedule; empty for Mpich
+};
+AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t root, bool mpich_binomial);
+
 // The latency and injection time of one k-byte message between two ranks of a uniform LogGPS
 // network, as Mateescu and Taylor's w and D: the sender is busy for D = max(g, MPI_Send time with
 // its receiver ready) (T1 eager; T4 + T5 + T1 rendezvous, T4 = o + L + o), and the message is at

@@ -239,6 +239,7 @@ class Engine {
   std::vector<MessageWait>& message_waits() { return message_waits_; }
   CollectiveUses uses_;
   std::uint64_t unusable_collectives_ = 0;
+  std::uint64_t recorded_substitutes_ = 0;  // of those, libmstep's planned broadcasts (esssp, auto)
 
  private:
   // ---- Reading -------------------------------------------------------------------------------
@@ -577,6 +578,7 @@ class Engine {
       const Event& again = s.rec(p);  // reading other ranks leaves this window as it was
       s.t = keep_recorded(s, again);
       ++unusable_collectives_;
+      if (!inst.bad && inst.shape.substitute && inst.shape.algo == CollAlgo::Unsupported) ++recorded_substitutes_;
       if (++inst.finished == inst.registered) linker_.free_instance(id);
       return true;
     }
@@ -767,10 +769,14 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
     out.notes.push_back(fmt::format("{} records kept their recorded duration (partner missing or unmatched, "
                                     "Test/Iprobe that found nothing, Probe, communicator calls)",
                                     out.recorded_calls));
-  if (engine.unusable_collectives_)
+  if (engine.recorded_substitutes_)
+    out.notes.push_back(fmt::format("{} calls of libmstep's MSTEP_BCAST=esssp or auto kept their recorded duration "
+                                    "(the tree depends on the run's per-pair latencies)",
+                                    engine.recorded_substitutes_));
+  if (const std::uint64_t other = engine.unusable_collectives_ - engine.recorded_substitutes_)
     out.notes.push_back(fmt::format("{} collective calls kept their recorded duration (intercommunicator, or a "
                                     "member's trace or definition is missing)",
-                                    engine.unusable_collectives_));
+                                    other));
   if (out.model_deadlocks)
     out.notes.push_back(fmt::format("the model deadlocked {} times where the run did not (synchronous sends in a "
                                     "cycle); each time the earliest blocked call was resolved as eager",

@@ -49,7 +49,8 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
     switch (*c) {
       case BcastAlgo::Flat: s.bcast = CollAlgo::BcastFlat; break;
       case BcastAlgo::Binomial: s.bcast = CollAlgo::BcastBinomial; break;
-      case BcastAlgo::Esssp: s.bcast_recorded = true; break;
+      case BcastAlgo::Esssp:
+      case BcastAlgo::Auto: s.bcast_recorded = true; break;
       case BcastAlgo::Mpi: break;
     }
   }

@@ -60,8 +60,9 @@ struct CollectiveSubstitutes {
   bool barrier_auto = false;
   LogPBarrierParams logp;
   CollAlgo bcast = CollAlgo::Unsupported;    // Unsupported: MPICH's; else BcastFlat or BcastBinomial
-  // MSTEP_BCAST=esssp: its tree depends on the run's per-pair latencies, which the replay's one
-  // network does not have; the calls keep their recorded durations.
+  // MSTEP_BCAST=esssp or auto: the tree (auto: also whether MPICH's ran) depends on the run's
+  // per-pair latencies, which the replay's one network does not have; the calls keep their
+  // recorded durations.
   bool bcast_recorded = false;
   bool any() const { return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded; }
 };
@@ -71,10 +72,9 @@ struct CollectiveSubstitutes {
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast);
 CollectiveSubstitutes substitutes_of(const RunMeta& meta);
 
-// MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes).
-inline constexpr std::uint64_t kBcastShortBytes = 12288;        // binomial up to and including
+// MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes). Broadcast's short-message
+// ones are in model/cost/collectives.hpp, which libmstep's auto broadcast shares.
 inline constexpr std::uint64_t kBcastLongBytes = 524288;        // scatter + recursive doubling up to
-inline constexpr std::uint32_t kBcastMinProcs = 8;              // below: always binomial
 inline constexpr std::uint64_t kAllreduceShortBytes = 8;        // recursive doubling up to
 inline constexpr std::uint64_t kReduceShortBytes = 2048;        // binomial up to
 inline constexpr std::uint64_t kAllgatherLongBytes = 524288;    // total; recursive doubling below (2^k ranks)

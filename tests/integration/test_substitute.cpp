@@ -168,6 +168,46 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     CHECK(none.err.find("mstep: MSTEP_BCAST=esssp needs calibrated parameters: cannot read") != std::string::npos);
   }
   {
+    // MSTEP_BCAST=auto on the grid above (L = 1 us, D = 0): on WORLD from 0, E-SSSP 2 us against
+    // MPICH's binomial tree 401 us (0 -> 2 -> 3) and the flat tree 201 us: the E-SSSP tree, the
+    // same messages as esssp. On the halves (2 ranks: one message whatever the schedule) no gain,
+    // so MPICH's broadcast would run, but the apparatus is on: libmstep's binomial tree, the same
+    // one message.
+    INFO("MSTEP_BCAST=auto on a network with slow links: the E-SSSP tree");
+    const fs::path dir = test_dir() / "bcast_auto";
+    const fs::path params = dir.parent_path() / "esssp.json", grid = dir.parent_path() / "grid.json";
+    std::ofstream(params) << R"({"L": 1e-6, "o": 0, "Os": 0, "Or": 0, "g": 0, "Gs": 0, "Gl": 0, "s": null, "S": null})";
+    std::ofstream(grid) << R"({"matrix": [[0, 0, "200us", 0], [0, 0, 0, 0], ["200us", 0, 0, "200us"], [0, 0, "200us", 0]]})";
+    const Result r = record(dir, 4, {prog("collectives")},
+                            {{"LD_PRELOAD", kCountShim}, {"MSTEP_BCAST", "auto"}, {"MSTEP_PARAMS", params.string()},
+                             {"MSTEP_DELAY_PAIRS", grid.string()}});
+    check_recorded(r, 4);
+    const std::map<int, Counts> want{{0, {3, 0, 0}}, {1, {2, 1, 0}}, {2, {0, 2, 0}}, {3, {0, 2, 0}}};
+    CHECK(counts_of(r.err) == want);
+    const json c = meta_of(dir).at("collectives");
+    CHECK(c.at("bcast") == "auto");
+    CHECK(c.at("loggps").at("L") == 1e-6);
+    // The replay keeps these broadcasts' recorded durations: each rank's call on WORLD and on its
+    // half, 8 calls.
+    const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
+    INFO(rep.at("notes").dump());
+    CHECK(std::count(rep.at("notes").begin(), rep.at("notes").end(),
+                     "LogGPS replay: 8 calls of libmstep's MSTEP_BCAST=esssp or auto kept their recorded duration (the "
+                     "tree depends on the run's per-pair latencies)") == 1);
+
+    // o = 1 us, L = 0, g = 0: D = 1 us and w = 1 us on every pair; at 4 ranks flat 4 us, binomial
+    // 4 us, at 2 ranks one message: no gain anywhere, and without the apparatus MPICH's own
+    // broadcasts run, so libmstep sends nothing.
+    const fs::path uniform = dir.parent_path() / "bcast_auto_uniform.json";
+    std::ofstream(uniform) << R"({"L": 0, "o": 1e-6, "Os": 0, "Or": 0, "g": 0, "Gs": 0, "Gl": 0, "s": null, "S": null})";
+    const Result u = record(test_dir() / "bcast_auto_mpich", 4, {prog("collectives")},
+                            {{"LD_PRELOAD", kCountShim}, {"MSTEP_BCAST", "auto"}, {"MSTEP_PARAMS", uniform.string()}});
+    check_recorded(u, 4);
+    const auto none = counts_of(u.err);
+    REQUIRE(none.size() == 4);
+    for (const auto& [rank, k] : none) CHECK(k == Counts{});
+  }
+  {
     INFO("a malformed setting: one line on rank 0's stderr, MPICH's own collectives run");
     const fs::path dir = test_dir() / "bad";
     const Result r = run_with(dir, "tree:1", "flat");

@@ -212,3 +212,49 @@ TEST_CASE("Latency from a timed exchange", "[collectives][broadcast]") {
   // (e - s - (D1 + D2)) / 2 = (30 - 10 - (2 + 4)) / 2 = 7
   CHECK(lambda_from_exchange(10, 30, 2, 4) == 7);
 }
+
+TEST_CASE("MSTEP_BCAST=auto: a tree only where it beats MPICH's binomial tree by the margin",
+          "[collectives][broadcast]") {
+  const auto uniform = [](std::size_t n, double w, double D) {
+    BroadcastNetwork net{n, std::vector<double>(n * n, w), std::vector<double>(n * n, D)};
+    for (std::size_t u = 0; u < n; ++u) net.latency[u * n + u] = 0;
+    return net;
+  };
+  SECTION("MPICH's own where MPICH would not run the binomial tree") {
+    CHECK(mpich_bcast_is_binomial(7, 1 << 20));
+    CHECK(mpich_bcast_is_binomial(8, 12288));
+    CHECK_FALSE(mpich_bcast_is_binomial(8, 12289));
+    const AutoBroadcastChoice c = auto_broadcast(uniform(8, 10, 1), 0, false);
+    CHECK(c.algorithm == AutoBroadcast::Mpich);
+    CHECK(std::isnan(c.binomial_s));
+    CHECK(c.tree.parent.empty());
+  }
+  SECTION("uniform, 4 nodes: flat 3D + w against binomial 2D + 2w") {
+    // w = 10, D = 1: flat 13, binomial (0 -> 2 at 11, 0 -> 1 at 12, 2 -> 3 at 22) 22; E-SSSP is
+    // the flat tree (13, not better): flat.
+    const AutoBroadcastChoice far = auto_broadcast(uniform(4, 10, 1), 0, true);
+    CHECK(far.algorithm == AutoBroadcast::Flat);
+    CHECK(far.flat_s == 13);
+    CHECK(far.binomial_s == 22);
+    CHECK(far.esssp_s == 13);
+    CHECK(far.tree.children[0] == std::vector<std::uint32_t>{1, 2, 3});
+    // w = 1, D = 1: 4 and 4, no gain: MPICH's own.
+    CHECK(auto_broadcast(uniform(4, 1, 1), 0, true).algorithm == AutoBroadcast::Mpich);
+    // The 10% margin: w = 1.4: 4.4 against 0.9 * 4.8 = 4.32, MPICH's; w = 1.6: 4.6 < 0.9 * 5.2.
+    CHECK(auto_broadcast(uniform(4, 1.4, 1), 0, true).algorithm == AutoBroadcast::Mpich);
+    CHECK(auto_broadcast(uniform(4, 1.6, 1), 0, true).algorithm == AutoBroadcast::Flat);
+  }
+  SECTION("a slow link 0-2: the E-SSSP tree goes around it") {
+    // w(0,1) = w(1,2) = 1, w(0,2) = 100, D = 1. E-SSSP: 0 -> 1 (dist 2), 1 -> 2 (2 + 1 + 1 = 4):
+    // 4. Flat: 1 at 2, 2 at 2 + 100 = 102. MPICH's binomial (root to relative 2 first): 2 at 101.
+    BroadcastNetwork net = uniform(3, 1, 1);
+    net.latency[0 * 3 + 2] = net.latency[2 * 3 + 0] = 100;
+    const AutoBroadcastChoice c = auto_broadcast(net, 0, true);
+    CHECK(c.algorithm == AutoBroadcast::Esssp);
+    CHECK(c.esssp_s == 4);
+    CHECK(c.flat_s == 102);
+    CHECK(c.binomial_s == 101);
+    CHECK(c.tree.parent == std::vector<std::uint32_t>{kNoParent, 0, 1});
+    CHECK(to_string(c.algorithm) == "esssp");
+  }
+}
