@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "format/collective_substitutes.hpp"
 #include "model/replay/replay.hpp"
 #include "model/replay/replay_collectives.hpp"
 #include "model/trace/matching.hpp"
@@ -124,6 +126,7 @@ void bcast_algorithms(CollectiveAdvice& a, const CalibrationParams& params, cons
   const std::uint32_t root = std::min(s.root, s.comm_size - 1);
   a.algorithms.push_back({"flat tree", flat_tree_time(net, root), false});
   a.algorithms.push_back({"binomial tree", binomial_tree_time(net, root, BinomialOrder::Mpich), false});
+  a.auto_bcast = auto_broadcast(net, root, mpich_bcast_is_binomial(s.comm_size, s.bytes)).algorithm;
   const EssspTree e = esssp_tree(net, root);
   a.algorithms.push_back({"E-SSSP", completion_time(e.tree, net), false});
   a.algorithms.push_back({"E-SSSP + labeling", completion_time(label_tree(e.tree, net).tree, net), false});
@@ -179,6 +182,52 @@ CollectiveAdvice advise_collective(const CollectiveSite& site, const Calibration
     a.gain_s = a.gain_per_call_s * site.calls_per_rank();
   }
   return a;
+}
+
+std::string algorithm_that_ran(const CollectiveAdvice& a, const RunMeta& meta) {
+  const auto has = [&](const std::string& name) {
+    return std::any_of(a.algorithms.begin(), a.algorithms.end(), [&](const AlgorithmEstimate& e) { return e.name == name; })
+               ? name
+               : std::string();
+  };
+  const std::string mpich = a.algorithms.empty() ? std::string() : a.algorithms.front().name;
+  if (a.site.op == Op::Barrier) {
+    const std::optional<BarrierName> b = parse_barrier_name(meta.barrier_substitute);
+    if (!b) return "";
+    BarrierName ran = *b;
+    if (b->algo == BarrierAlgo::Auto) {
+      const AdaptiveBarrier c =
+          adaptive_barrier_any_arity({meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g}, a.site.comm_size);
+      ran.algo = c.algorithm == BarrierAlgorithm::CentralCounter ? BarrierAlgo::Central
+                 : c.algorithm == BarrierAlgorithm::CombiningTree ? BarrierAlgo::Tree
+                                                                    : BarrierAlgo::Dissemination;
+      ran.arity = static_cast<int>(c.arity);
+    }
+    switch (ran.algo) {
+      case BarrierAlgo::Mpi: return mpich;
+      case BarrierAlgo::Central: return has("central counter");
+      case BarrierAlgo::Tree: return has(arity_name(static_cast<std::uint32_t>(ran.arity)));
+      case BarrierAlgo::Dissemination: return has("dissemination");
+      case BarrierAlgo::Auto: break;
+    }
+    return "";
+  }
+  const std::optional<BcastAlgo> c = parse_bcast_name(meta.bcast_substitute);
+  if (!c) return "";
+  switch (*c) {
+    case BcastAlgo::Mpi: return mpich;
+    case BcastAlgo::Flat: return has("flat tree");
+    case BcastAlgo::Binomial: return has("binomial tree");
+    case BcastAlgo::Esssp: return has("E-SSSP + labeling");
+    case BcastAlgo::Auto:
+      switch (a.auto_bcast) {
+        case AutoBroadcast::Flat: return has("flat tree");
+        case AutoBroadcast::Esssp: return has("E-SSSP + labeling");
+        case AutoBroadcast::Mpich:
+          return meta.delayed && mpich_bcast_is_binomial(a.site.comm_size, a.site.bytes) ? has("binomial tree") : mpich;
+      }
+  }
+  return "";
 }
 
 }  // namespace mstep::model

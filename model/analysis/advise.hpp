@@ -23,6 +23,7 @@
 
 #include "format/delay_pairs.hpp"
 #include "format/trace_format.hpp"
+#include "model/analysis/collective_spans.hpp"
 #include "model/cost/collectives.hpp"
 #include "model/cost/loggps.hpp"
 #include "model/params/params.hpp"
@@ -59,6 +60,7 @@ struct CollectiveSite {
   std::uint64_t records = 0;         // calls over all ranks
   std::uint32_t ranks = 0;           // ranks that called it
   double measured_s = 0;             // time in those calls, all ranks
+  SpanStats spans;                   // each instance's measured span (model/analysis/collective_spans.hpp)
   std::vector<std::int32_t> members; // world ranks of the communicator (for the calibrated pairs)
   double calls_per_rank() const { return ranks ? static_cast<double>(records) / ranks : 0; }
 };
@@ -79,6 +81,8 @@ struct CollectiveAdvice {
   double gain_per_call_s = 0;      // default_s - best_s (>= 0)
   double gain_s = 0;               // gain_per_call_s * calls per rank: the run's predicted gain
   std::vector<std::string> notes;  // what was not evaluated, and why
+  // Bcast: MSTEP_BCAST=auto's choice on this site's network (model::auto_broadcast).
+  AutoBroadcast auto_bcast = AutoBroadcast::Mpich;
 };
 
 // The advice for one site under `params` (which must hold LogGPS parameters; std::invalid_argument
@@ -87,5 +91,12 @@ struct CollectiveAdvice {
 // broadcast schedules' network, and then MPICH's binomial tree is timed on that network too.
 CollectiveAdvice advise_collective(const CollectiveSite& site, const CalibrationParams& params,
                                    const PairLatency* pairs = nullptr);
+
+// The row of `a.algorithms` that ran at this site in the run `meta` describes: MPICH's default, or
+// the libmstep substitute meta.json names (barrier auto: its choice for the communicator's size;
+// bcast auto: auto_bcast, and under the delay apparatus its MPICH choice is libmstep's binomial
+// tree). "" when that algorithm has no row here (a combining tree of another arity; broadcast
+// schedules not built for the size).
+std::string algorithm_that_ran(const CollectiveAdvice& a, const RunMeta& meta);
 
 }  // namespace mstep::model

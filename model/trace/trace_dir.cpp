@@ -31,6 +31,7 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
                                      "their files end early", file.string(), m.write_failed_ranks,
                                      m.write_failed_ranks == 1 ? "" : "s"));
     if (j.contains("environment")) m.environment = j.at("environment").get<MpiEnvironment>();
+    m.delayed = j.contains("delay");
     if (j.contains("collectives")) {
       const auto& c = j.at("collectives");
       m.barrier_substitute = c.value("barrier", "");

