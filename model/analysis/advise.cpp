@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "format/collective_substitutes.hpp"
+#include "model/cost/barrier_pairs.hpp"
 #include "model/replay/replay.hpp"
 #include "model/replay/replay_collectives.hpp"
 #include "model/trace/matching.hpp"
@@ -90,6 +91,24 @@ void barrier_algorithms(CollectiveAdvice& a, const LogGPSParams& p) {
   a.algorithms.push_back({"dissemination", dissemination_barrier(b, P), false});
 }
 
+// The same algorithms as the programs libmstep runs, on LogP with L plus the pair's latency
+// (model/cost/barrier_pairs.hpp); MPICH's default, dissemination, timed the same way.
+void barrier_algorithms_on_pairs(CollectiveAdvice& a, const LogGPSParams& p, const PairLatency& pairs) {
+  const LogPBarrierParams b{p.L, p.o, p.o, p.g};
+  const std::uint32_t P = a.site.comm_size;
+  const std::vector<std::int32_t>& m = a.site.members;
+  const PairLatencyFn latency = [&](std::uint32_t u, std::uint32_t v) { return p.L + 1e-9 * static_cast<double>(pairs.ns(m[u], m[v])); };
+  a.network = "LogP from LogGPS (L, o_s = o_r = o, g) + the per-pair latencies";
+  a.algorithms.push_back({"central counter", central_counter_barrier(b, P, latency), false});
+  for (const std::uint32_t n : {2u, 4u, 8u})
+    a.algorithms.push_back({arity_name(n), combining_tree_barrier(b, P, n, latency), false});
+  a.algorithms.push_back({"dissemination", dissemination_barrier(b, P, latency), false});
+  if (a.algorithms.front().name == "MPICH default: dissemination") {
+    a.algorithms.front().predicted_s = a.algorithms.back().predicted_s;
+    a.notes.push_back("MPICH's dissemination timed on the same network");
+  }
+}
+
 void bcast_algorithms(CollectiveAdvice& a, const CalibrationParams& params, const LogGPSParams& p,
                       const CollShape& mpich, const PairLatency* pairs) {
   const CollectiveSite& s = a.site;
@@ -161,8 +180,13 @@ CollectiveAdvice advise_collective(const CollectiveSite& site, const Calibration
   }
   a.algorithms.push_back(deflt);
   if (site.op == Op::Barrier) {
-    barrier_algorithms(a, p);
-    if (pairs && !pairs->empty()) a.notes.push_back("the barrier estimates take one L: the per-pair latencies are not in them");
+    if (pairs && !pairs->empty() && site.members.size() == site.comm_size) {
+      barrier_algorithms_on_pairs(a, p, *pairs);
+    } else {
+      barrier_algorithms(a, p);
+      if (pairs && !pairs->empty())
+        a.notes.push_back("the per-pair latencies need the communicator's members: the barrier estimates take one L");
+    }
   } else {
     bcast_algorithms(a, params, p, mpich, pairs);
   }

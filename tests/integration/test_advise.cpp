@@ -147,6 +147,13 @@ TEST_CASE("advise: every barrier and broadcast site of a real run, each algorith
     CHECK(s.at("network") == "uniform LogGPS + the per-pair latencies");
     // Flat: 1 at 102.04, 2 at 2 + 101.04 + 100, 3 at 3 + 201.04 us.
     CHECK(predicted(s, "flat tree") == Approx(204.04e-6));
+    // The barrier as libmstep's programs on L + the pair's latency (100 us inside, 200 across):
+    // dissemination, round 1: 0 and 2 hear across at 0 + 1 + 200 and take it at 202, 1 and 3 at
+    // 102; round 2 (all across): 0 sends at 202 and 2 hears at 403, takes it at 404.
+    const json& b = site_of(w, "MPI_Barrier", 4);
+    CHECK(b.at("network") == "LogP from LogGPS (L, o_s = o_r = o, g) + the per-pair latencies");
+    CHECK(predicted(b, "dissemination") == Approx(404e-6));
+    CHECK(predicted(b, "MPICH default: dissemination") == Approx(404e-6));
     std::ofstream(grid) << R"({"clusters": [[0, 1]], "inter": "100us"})";
     const Result bad = run({kMstep, "advise", dir.string(), "--params", params.string(), "--pairs", grid.string()}, env);
     check_one_line_error(bad, 2);

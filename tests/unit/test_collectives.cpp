@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "model/cost/barrier_pairs.hpp"
 #include "model/cost/collectives.hpp"
 
 using namespace mstep::model;
@@ -257,4 +258,34 @@ TEST_CASE("MSTEP_BCAST=auto: a tree only where it beats MPICH's binomial tree by
     CHECK(c.tree.parent == std::vector<std::uint32_t>{kNoParent, 0, 1});
     CHECK(to_string(c.algorithm) == "esssp");
   }
+}
+
+TEST_CASE("Barriers on a network with a latency per pair, run as libmstep's programs", "[collectives][barrier]") {
+  const auto both = [](double L) { return [L](std::uint32_t, std::uint32_t) { return L; }; };
+  {
+    // 2 ranks, o = 1, L = 10: dissemination sends at 0 (busy to 1), arrives 11, received at 12.
+    // Central: 1 -> 0 arrives 11, taken at 12; the release leaves at 12, arrives 23, taken at 24.
+    // Both as Hoefler and Rehm's closed forms give them.
+    const LogPBarrierParams p{0, 1, 1, 0};
+    CHECK(dissemination_barrier(p, 2, both(10)) == 12);
+    CHECK(central_counter_barrier(p, 2, both(10)) == 24);
+    const LogPBarrierParams q{10, 1, 1, 0};
+    CHECK(dissemination_barrier(q, 2) == 12);
+    CHECK(central_counter_barrier(q, 2) == 24);
+    CHECK(dissemination_barrier(p, 1, both(10)) == 0);
+  }
+  // Two clusters {0, 1} and {2, 3}: 1 inside, 100 between; o = g = 0.
+  const PairLatencyFn clusters = [](std::uint32_t u, std::uint32_t v) { return (u < 2) == (v < 2) ? 1.0 : 100.0; };
+  const LogPBarrierParams p{0, 0, 0, 0};
+  // Dissemination, round 1: 0 <- 3 and 2 <- 1 at 100, 1 <- 0 and 3 <- 2 at 1; round 2 (distance
+  // 2, across): 0 <- 2 sent at 100, at 200; 1 <- 3 at 101.
+  CHECK(dissemination_barrier(p, 4, clusters) == 200);
+  // Central: 0 has all three at 100, releases 2 and 3 at 100 + 100.
+  CHECK(central_counter_barrier(p, 4, clusters) == 200);
+  // Tree of arity 2 (0 <- {1, 2}, 1 <- {3}): 3 -> 1 at 100, 1 -> 0 at 101, 2 -> 0 at 100; 0 has
+  // both at 101. Release from 0 down MPICH's binomial tree: 0 -> 2 at 201, 0 -> 1 at 102,
+  // 2 -> 3 (inside the cluster) at 202.
+  CHECK(combining_tree_barrier(p, 4, 2, clusters) == 202);
+  CHECK_THROWS_AS(combining_tree_barrier(p, 4, 1, clusters), std::invalid_argument);
+  CHECK_THROWS_AS(dissemination_barrier(p, 0, clusters), std::invalid_argument);
 }
