@@ -314,13 +314,11 @@ Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {
   if (p.barrier == BarrierAlgo::Auto) {
     int n = 1;
     PMPI_Comm_size(p.pc, &n);
-    const model::AdaptiveBarrier a =
-        model::adaptive_barrier_any_arity({settings_.loggps.L, settings_.loggps.o, settings_.loggps.o, settings_.loggps.g},
-                                          static_cast<std::uint32_t>(n));
-    p.barrier = a.algorithm == model::BarrierAlgorithm::CentralCounter ? BarrierAlgo::Central
-                : a.algorithm == model::BarrierAlgorithm::CombiningTree ? BarrierAlgo::Tree
-                                                                          : BarrierAlgo::Dissemination;
-    p.arity = static_cast<int>(a.arity);
+    const BarrierName a =
+        model::adaptive_barrier_name({settings_.loggps.L, settings_.loggps.o, settings_.loggps.o, settings_.loggps.g},
+                                     static_cast<std::uint32_t>(n));
+    p.barrier = a.algo;
+    p.arity = a.arity;
   }
   if (PMPI_Comm_set_attr(comm, keyval_, as_value(p.pc, p.barrier, p.arity)) != MPI_SUCCESS) {
     PMPI_Comm_free(&p.pc);

@@ -218,15 +218,9 @@ std::string algorithm_that_ran(const CollectiveAdvice& a, const RunMeta& meta) {
   if (a.site.op == Op::Barrier) {
     const std::optional<BarrierName> b = parse_barrier_name(meta.barrier_substitute);
     if (!b) return "";
-    BarrierName ran = *b;
-    if (b->algo == BarrierAlgo::Auto) {
-      const AdaptiveBarrier c =
-          adaptive_barrier_any_arity({meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g}, a.site.comm_size);
-      ran.algo = c.algorithm == BarrierAlgorithm::CentralCounter ? BarrierAlgo::Central
-                 : c.algorithm == BarrierAlgorithm::CombiningTree ? BarrierAlgo::Tree
-                                                                    : BarrierAlgo::Dissemination;
-      ran.arity = static_cast<int>(c.arity);
-    }
+    const BarrierName ran = b->algo == BarrierAlgo::Auto
+                                ? adaptive_barrier_name({meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g}, a.site.comm_size)
+                                : *b;
     switch (ran.algo) {
       case BarrierAlgo::Mpi: return mpich;
       case BarrierAlgo::Central: return has("central counter");

@@ -89,6 +89,13 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
                              unsigned jobs = 1);
 // measure_waits over a trace loaded with metadata_only, in one streaming pass.
 std::vector<WaitSite> measure_waits_streamed(const TraceDir& trace, const WaitOptions& options);
+// What stream_pass (model/trace/stream_pass.hpp) takes of a trace loaded with metadata_only: each
+// rank's metadata (null where unreadable) and its file.
+struct StreamInputs {
+  std::vector<const RankTrace*> ranks;
+  std::vector<std::string> files;
+};
+StreamInputs stream_inputs(const TraceDir& trace);
 // Whether build_report_streamed can take this trace: not with MPI calls from several threads
 // (their records must be put in order of entry, whole) nor intercommunicators (whose local groups
 // come from creator records anywhere in the trace).

@@ -76,11 +76,8 @@ class ReportVisitor final : public StreamVisitor {
   std::vector<std::optional<Event>> last_;
 };
 
-// What stream_pass takes of a trace loaded with metadata_only: each rank's metadata and its file.
-struct StreamInputs {
-  std::vector<const RankTrace*> ranks;
-  std::vector<std::string> files;
-};
+}  // namespace
+
 StreamInputs stream_inputs(const TraceDir& trace) {
   StreamInputs in;
   in.files.resize(trace.ranks.size());
@@ -90,8 +87,6 @@ StreamInputs stream_inputs(const TraceDir& trace) {
   }
   return in;
 }
-
-}  // namespace
 
 std::vector<WaitSite> measure_waits_streamed(const TraceDir& trace, const WaitOptions& options) {
   const auto [ranks, files] = stream_inputs(trace);

@@ -130,6 +130,16 @@ AdaptiveBarrier adaptive_barrier_any_arity(const LogPBarrierParams& p, std::uint
   return best;
 }
 
+BarrierName adaptive_barrier_name(const LogPBarrierParams& p, std::uint32_t P) {
+  const AdaptiveBarrier a = adaptive_barrier_any_arity(p, P);
+  switch (a.algorithm) {
+    case BarrierAlgorithm::CentralCounter: return {BarrierAlgo::Central, 0};
+    case BarrierAlgorithm::CombiningTree: return {BarrierAlgo::Tree, static_cast<int>(a.arity)};
+    case BarrierAlgorithm::Dissemination: break;
+  }
+  return {BarrierAlgo::Dissemination, 0};
+}
+
 // ---- Broadcast schedules -----------------------------------------------------------------
 
 std::vector<double> arrival_times(const BroadcastTree& tree, const BroadcastNetwork& net) {

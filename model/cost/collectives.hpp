@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "format/collective_substitutes.hpp"
 #include "model/cost/loggps.hpp"
 
 namespace mstep::model {
@@ -59,6 +60,8 @@ struct AdaptiveBarrier {
   double time = 0;
 };
 AdaptiveBarrier adaptive_barrier_any_arity(const LogPBarrierParams& p, std::uint32_t P);
+// The same choice as the substitute it names ("central", "tree:N" or "dissemination").
+BarrierName adaptive_barrier_name(const LogPBarrierParams& p, std::uint32_t P);
 
 // ---- Broadcast on a heterogeneous network (Mateescu and Taylor) ------------------------------
 

@@ -185,12 +185,7 @@ Gathered gather_sites(const TraceDir& trace, SiteKeys& keys, std::map<SiteKey, s
 bool measure_spans(const TraceDir& trace, SiteKeys& keys, const std::map<SiteKey, std::size_t>& index,
                    std::vector<CollectiveSite>& sites) {
   if (!model::can_stream(trace)) return false;
-  std::vector<const RankTrace*> ranks;
-  std::vector<std::string> files(trace.ranks.size());
-  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
-    ranks.push_back(trace.ranks[r] ? &*trace.ranks[r] : nullptr);
-    if (trace.ranks[r]) files[r] = trace.ranks[r]->path;
-  }
+  const auto [ranks, files] = model::stream_inputs(trace);
   const Timeline timeline(ranks);
   struct Spans final : StreamVisitor {
     Spans(SiteKeys& k, const std::map<SiteKey, std::size_t>& i, std::vector<CollectiveSite>& s, const Timeline& t)
@@ -199,6 +194,7 @@ bool measure_spans(const TraceDir& trace, SiteKeys& keys, const std::map<SiteKey
     const std::map<SiteKey, std::size_t>& index;
     std::vector<CollectiveSite>& sites;
     const Timeline& timeline;
+    std::vector<model::SpanMember> m;  // one instance's members, reused
     RecordTag record(std::int32_t rank, std::uint32_t, const Event& e) override {
       if (!SiteKeys::advised(e)) return {};
       const CommDef* comm = keys.intra_comm(static_cast<std::size_t>(rank), e);
@@ -209,8 +205,7 @@ bool measure_spans(const TraceDir& trace, SiteKeys& keys, const std::map<SiteKey
     void collective(std::span<const StreamedMember> members) override {
       if (members.empty() || members.front().tag.a == 0) return;
       const std::size_t site = members.front().tag.a - 1;
-      std::vector<model::SpanMember> m;
-      m.reserve(members.size());
+      m.clear();
       for (const StreamedMember& x : members)
         m.push_back({timeline.seconds(x.rank, x.call.t_enter), timeline.seconds(x.rank, x.call.t_exit),
                      (x.call.flags & kRoot) != 0});
@@ -414,7 +409,7 @@ void add_advise(CLI::App& app) {
   add_network_options(*cmd, o->net);
   cmd->add_option("--pairs", o->pairs,
                   "Latency added per pair of ranks, a MSTEP_DELAY_PAIRS file: {\"clusters\": [[0,1],[2,3]], "
-                  "\"inter\": \"200us\"} or {\"matrix\": [[...]]} (broadcast schedules)");
+                  "\"inter\": \"200us\"} or {\"matrix\": [[...]]} (broadcast schedules and barriers)");
   cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->footer(network_options_help() +
               "\nExamples:\n  mstep advise run1\n  mstep advise run1 --scale L=100   (the same run on a network of "
