@@ -1,14 +1,19 @@
 // mstep export: a trace in the formats of other tools. --goal: LogGOPSim's GOAL schedule
-// (model/export/goal.hpp), to simulate the recorded run with LogGOPSim.
+// (model/export/goal.hpp), to simulate the recorded run with LogGOPSim; --perfetto: Chrome
+// trace-event JSON (model/export/perfetto.hpp), to see the run's timeline in Perfetto's UI.
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "model/analysis/report.hpp"
 #include "model/export/goal.hpp"
+#include "model/export/perfetto.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/progress.hpp"
+#include "tools/symbols/symbolizer.hpp"
 
 namespace mstep::cli {
 namespace {
@@ -16,10 +21,68 @@ namespace {
 struct ExportOptions {
   std::string dir;
   std::string goal;
+  std::string perfetto;
   std::string unit = "ns";
 };
 
+// The ranks whose records cannot be taken in one streaming pass, named for the error line.
+std::string unstreamable(const TraceDir& trace) {
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
+    if (!trace.ranks[r]) continue;
+    if (trace.ranks[r]->several_threads) return fmt::format("rank {} made MPI calls from several threads", r);
+    for (const CommDef& c : trace.ranks[r]->comms)
+      if (c.inter) return fmt::format("rank {} used an intercommunicator", r);
+  }
+  return {};
+}
+
+int run_perfetto(const ExportOptions& o) {
+  const TraceDir trace = [&] {
+    Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o.dir).ranks));
+    return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, true);
+  }();
+  if (const std::string why = unstreamable(trace); !why.empty()) {
+    std::fprintf(stderr, "mstep: export --perfetto does not take this trace yet: %s\n", why.c_str());
+    return 1;
+  }
+  std::ofstream out(o.perfetto, std::ios::binary);
+  if (!out) {
+    std::fprintf(stderr, "mstep: cannot write %s\n", o.perfetto.c_str());
+    return 1;
+  }
+  // Ranks of one program share their call sites: each distinct stack is resolved once.
+  Symbolizer sym;
+  std::map<std::string, std::string> named;
+  const auto name_site = [&](const CallsiteDef& site) -> std::string {
+    std::string key;
+    for (const CallsiteFrame& f : site.frames) key += fmt::format("{}+{:x};", f.module, f.offset);
+    auto [it, added] = named.try_emplace(std::move(key));
+    if (added) it->second = sym.describe(site);
+    return it->second;
+  };
+  const auto [ranks, files] = model::stream_inputs(trace);
+  const model::PerfettoSummary s = model::write_perfetto(ranks, files, out, name_site);
+  out.close();
+  if (!out) {
+    std::fprintf(stderr, "mstep: cannot write %s (disk full?)\n", o.perfetto.c_str());
+    return 1;
+  }
+  for (const std::string& p : trace.problems) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
+  for (const std::string& p : s.problems) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
+  std::printf("mstep: wrote %s: %zu ranks, %llu MPI calls, %llu M-steps, %llu messages as arrows (%llu sends and "
+              "receives unmatched); open it at ui.perfetto.dev\n",
+              o.perfetto.c_str(), trace.ranks.size(), static_cast<unsigned long long>(s.calls),
+              static_cast<unsigned long long>(s.steps), static_cast<unsigned long long>(s.flows),
+              static_cast<unsigned long long>(s.unmatched));
+  return 0;
+}
+
 int run_export(const ExportOptions& o) {
+  if (!o.perfetto.empty()) return run_perfetto(o);
+  if (o.goal.empty()) {
+    std::fprintf(stderr, "mstep: export needs --goal FILE or --perfetto FILE\n");
+    return 2;
+  }
   const TraceDir trace = [&] {
     Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o.dir).ranks));
     return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); });
@@ -52,9 +115,14 @@ int run_export(const ExportOptions& o) {
 
 void add_export(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
-  auto* cmd = app.add_subcommand("export", "Write a trace in another tool's format (--goal: LogGOPSim)");
+  auto* cmd = app.add_subcommand("export", "Write a trace in another tool's format (--goal: LogGOPSim; --perfetto: Perfetto)");
   cmd->add_option("trace", o->dir, "Trace directory")->required();
-  cmd->add_option("--goal", o->goal, "Write a LogGOPSim GOAL schedule (text) to FILE")->required();
+  auto* goal = cmd->add_option("--goal", o->goal, "Write a LogGOPSim GOAL schedule (text) to FILE");
+  auto* perfetto = cmd->add_option("--perfetto", o->perfetto,
+                                   "Write Chrome trace-event JSON to FILE (ui.perfetto.dev, chrome://tracing): a track "
+                                   "per rank, a slice per MPI call and per M-step, an arrow per message");
+  goal->excludes(perfetto);
+  perfetto->excludes(goal);
   cmd->add_option("--time-unit", o->unit, "Time unit of the GOAL schedule's calc (ns, ps or us; default ns)")
       ->check(CLI::IsMember({"ns", "ps", "us"}));
   cmd->callback([o] {

@@ -1,0 +1,46 @@
+// A trace as Chrome trace-event JSON (the "JSON Object Format" that Perfetto's UI, its trace
+// processor and chrome://tracing open), written in one streaming pass (model/trace/stream_pass):
+//   - a process per rank ("rank N"), its MPI calls on one thread track;
+//   - a complete slice ("ph":"X") per MPI call, a call of several records (Waitall, Sendrecv) as
+//     one slice, with its bytes sent and received, partner, tag, communicator and call site;
+//     libmstep's own trace flushes as "mstep flush" slices (category "tool");
+//   - each M-step as a slice enclosing its calls ("M-step K", category "mstep"), from the
+//     recorder's rules (format/step_tracker.hpp) run again on the records: its computation, MPI
+//     time, bytes and messages in and out;
+//   - a flow arrow ("ph":"s" in the send's slice, "ph":"f" with "bp":"e" in the slice of the call
+//     that completed the receive) per matched message.
+// Times are microseconds on the common timeline (model/trace/timeline.hpp) from the earliest
+// record, with nanosecond digits. Events are written as the pass finds them, not in time order:
+// readers of the format sort them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "format/rank_trace.hpp"
+
+namespace mstep::model {
+
+struct PerfettoSummary {
+  std::uint64_t calls = 0;      // MPI call slices (flushes included)
+  std::uint64_t steps = 0;      // M-step slices
+  std::uint64_t flows = 0;      // matched messages drawn as arrows
+  std::uint64_t unmatched = 0;  // sends and receives without an arrow
+  std::vector<int> damaged;             // ranks whose file broke off at a damaged frame
+  std::vector<std::string> problems;    // one line each for those
+};
+
+// Names a call site ("main (ring.c:42)"); called once per distinct site of each rank.
+using SiteNamer = std::function<std::string(const CallsiteDef&)>;
+
+// `metas[r]` (null: no trace of rank r) holds rank r's definitions and clock samples
+// (read_rank_metadata); its records are read from `files[r]`. The ranks must be single-threaded
+// and use no intercommunicator (model::can_stream).
+PerfettoSummary write_perfetto(std::span<const RankTrace* const> metas, std::span<const std::string> files,
+                               std::ostream& out, const SiteNamer& name_site);
+
+}  // namespace mstep::model

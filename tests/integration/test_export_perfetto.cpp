@@ -1,0 +1,178 @@
+// mstep export --perfetto: Chrome trace-event JSON. Checked for what Perfetto's importer needs
+// (slices on one track nest, every flow starts and ends inside a slice of its rank) and against
+// the trace's own counts: one slice per call as `mstep stats` counts them, one per recorded
+// M-step, one arrow per message the report matches.
+#include <map>
+
+#include "harness.hpp"
+
+using namespace mstep_it;
+
+namespace {
+
+// "12.345" microseconds as integer nanoseconds, as written (exactly three decimals).
+long long ns_of(const json& v) {
+  return std::llround(v.get<double>() * 1000.0);
+}
+
+struct Slice {
+  long long begin, end;
+  std::string name, cat;
+};
+
+struct Perfetto {
+  json doc;
+  std::map<int, std::vector<Slice>> slices;      // pid -> X events
+  std::map<long long, std::pair<int, long long>> flow_out, flow_in;  // id -> (pid, ts)
+  int process_names = 0;
+  std::map<std::string, int> by_cat;
+};
+
+Perfetto load(const fs::path& file) {
+  Perfetto p;
+  std::ifstream in(file);
+  p.doc = json::parse(in);
+  for (const json& e : p.doc.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    const int pid = e.at("pid");
+    if (ph == "M") {
+      p.process_names += e.at("name") == "process_name";
+    } else if (ph == "X") {
+      CHECK(e.at("tid") == 0);
+      const long long b = ns_of(e.at("ts"));
+      p.slices[pid].push_back({b, b + ns_of(e.at("dur")), e.at("name"), e.at("cat")});
+      ++p.by_cat[e.at("cat")];
+    } else if (ph == "s" || ph == "f") {
+      CHECK(e.at("cat") == "message");
+      if (ph == "f") CHECK(e.at("bp") == "e");
+      auto& side = ph == "s" ? p.flow_out : p.flow_in;
+      CHECK(side.emplace(e.at("id").get<long long>(), std::make_pair(pid, ns_of(e.at("ts")))).second);
+    } else {
+      FAIL("unexpected phase " << ph);
+    }
+  }
+  return p;
+}
+
+// Slices of one track either nest or follow each other: never a partial overlap.
+bool nests(std::vector<Slice> v) {
+  std::sort(v.begin(), v.end(), [](const Slice& a, const Slice& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.end > b.end;
+  });
+  std::vector<long long> open;  // ends of the enclosing slices
+  for (const Slice& s : v) {
+    while (!open.empty() && open.back() <= s.begin && !(open.back() == s.begin && s.end == s.begin)) open.pop_back();
+    if (!open.empty() && s.end > open.back()) return false;
+    open.push_back(s.end);
+  }
+  return true;
+}
+
+// The innermost MPI call slice of `pid` that holds `ts`.
+const Slice* call_at(const Perfetto& p, int pid, long long ts) {
+  const Slice* best = nullptr;
+  for (const Slice& s : p.slices.at(pid))
+    if (s.cat != "mstep" && s.begin <= ts && ts <= s.end && (!best || s.end - s.begin < best->end - best->begin)) best = &s;
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("mstep export --perfetto: a slice per call and M-step, an arrow per message, nested as Perfetto needs") {
+  const fs::path dir = test_dir() / "random";
+  REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "8", "--events", "4000", "--pattern", "random"}).code == 0);
+  const fs::path file = test_dir() / "run.json";
+  const Result r = run({kMstep, "export", dir.string(), "--perfetto", file.string()});
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  const Perfetto p = load(file);
+  CHECK(p.process_names == 8);
+  REQUIRE(p.slices.size() == 8);
+
+  const Stats st = stats(dir);
+  long long calls = 0, steps = 0;
+  for (const json& rank : st.j.at("per_rank")) {
+    steps += rank.at("steps").get<long long>();
+    for (const auto& [name, n] : rank.at("calls").items()) calls += n.get<long long>();
+  }
+  CHECK(p.by_cat.at("mpi") == calls);
+  CHECK(p.by_cat.at("mstep") == steps);  // the M-steps the writer recorded, inferred again
+  CHECK(steps >= 8);
+  const json rep = mstep_json("report", dir, {}, no_default_params(test_dir()));
+  CHECK(static_cast<long long>(p.flow_out.size()) == rep.at("messages").get<long long>());
+  CHECK(p.flow_in.size() == p.flow_out.size());
+
+  for (const auto& [pid, v] : p.slices) {
+    INFO("rank " << pid);
+    CHECK(nests(v));
+  }
+  // Each arrow leaves a send's slice on its sender and lands in a receiving call on its receiver.
+  int sends_ok = 0, receives_ok = 0;
+  for (const auto& [id, out] : p.flow_out) {
+    const Slice* s = call_at(p, out.first, out.second);
+    sends_ok += s && (s->name == "MPI_Send" || s->name == "MPI_Isend" || s->name == "MPI_Sendrecv");
+    const auto& in = p.flow_in.at(id);
+    const Slice* d = call_at(p, in.first, in.second);
+    receives_ok += d && (d->name == "MPI_Recv" || d->name.rfind("MPI_Wait", 0) == 0 || d->name == "MPI_Sendrecv");
+  }
+  CHECK(sends_ok == static_cast<int>(p.flow_out.size()));
+  CHECK(receives_ok == static_cast<int>(p.flow_in.size()));
+  CHECK(r.out == "mstep: wrote " + file.string() + ": 8 ranks, " + std::to_string(calls) + " MPI calls, " +
+                     std::to_string(steps) + " M-steps, " + std::to_string(p.flow_out.size()) +
+                     " messages as arrows (0 sends and receives unmatched); open it at ui.perfetto.dev\n");
+}
+
+TEST_CASE("mstep export --perfetto of a recorded run: call sites, bytes and partners of the calls") {
+  const fs::path dir = test_dir() / "trace";
+  check_recorded(record(dir, 2, {prog("nonblocking")}), 2);
+  const fs::path file = test_dir() / "run.json";
+  const Result r = run({kMstep, "export", dir.string(), "--perfetto", file.string()});
+  REQUIRE(r.code == 0);
+  const Perfetto p = load(file);
+  CHECK(p.process_names == 2);
+  int isends = 0, with_site = 0, irecv_any = 0, waitall_of_4 = 0;
+  for (const json& e : p.doc.at("traceEvents")) {
+    if (e.at("ph") != "X" || e.at("cat") != "mpi") continue;
+    const json& a = e.at("args");
+    if (a.contains("site") && a.at("site").get<std::string>().find("nonblocking.c:") != std::string::npos) ++with_site;
+    if (e.at("name") == "MPI_Isend") {
+      ++isends;
+      CHECK(a.at("sent_bytes").get<long long>() > 0);
+      CHECK(a.at("partner").get<int>() == 1 - e.at("pid").get<int>());
+      CHECK(a.contains("tag"));
+    }
+    irecv_any += e.at("name") == "MPI_Irecv" && a.contains("partner") && a.at("partner") == "any";
+    // Each rank's two Waitalls complete 4 requests: one slice of 4 records each, receiving 2 x 4
+    // ints (block B) or 5 + 6 ints (block I).
+    if (e.at("name") == "MPI_Waitall" && a.value("records", 0) == 4) {
+      ++waitall_of_4;
+      const long long got = a.at("received_bytes");
+      CHECK((got == 2 * 4 * 4 || got == (5 + 6) * 4));
+    }
+  }
+  CHECK(irecv_any == 2 * 2);
+  CHECK(waitall_of_4 == 2 * 2);
+  CHECK(isends > 0);
+  CHECK(with_site > 0);
+  for (const auto& [pid, v] : p.slices) CHECK(nests(v));
+  CHECK(p.flow_out.size() == p.flow_in.size());
+  CHECK(!p.flow_out.empty());
+}
+
+TEST_CASE("mstep export: one format at a time, and a clear line for what it cannot do") {
+  const fs::path dir = test_dir() / "ring";
+  REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "3", "--events", "300"}).code == 0);
+  check_one_line_error(run({kMstep, "export", dir.string()}), 2);
+  check_one_line_error(run({kMstep, "export", dir.string(), "--goal", "a.goal", "--perfetto", "a.json"}));
+  const Result bad = run({kMstep, "export", dir.string(), "--perfetto", "/nonexistent/x.json"});
+  check_one_line_error(bad, 1);
+  CHECK(bad.err == "mstep: cannot write /nonexistent/x.json\n");
+  check_one_line_error(run({kMstep, "export", (test_dir() / "none").string(), "--perfetto", "x.json"}), 1);
+  // A rank without its file: the others are exported, and the rank's absence is named.
+  fs::remove(dir / "rank-00002.mst");
+  const fs::path file = test_dir() / "two.json";
+  const Result part = run({kMstep, "export", dir.string(), "--perfetto", file.string()});
+  CHECK(part.code == 0);
+  CHECK(part.err.find("rank-00002.mst") != std::string::npos);
+  CHECK(load(file).process_names == 2);
+}
