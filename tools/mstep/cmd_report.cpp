@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
 #include <map>
 #include <thread>
 
@@ -14,6 +17,7 @@
 #include "tools/mstep/progress.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"
+#include "tools/mstep/report_html.hpp"
 #include "tools/symbols/symbolizer.hpp"
 
 namespace mstep::cli {
@@ -22,47 +26,6 @@ using model::Report;
 using model::WaitSite;
 
 namespace {
-
-// A hotspot as users read it: one source line, summed over ranks.
-struct Hotspot {
-  model::WaitKind kind{};
-  std::string mpi_call, function, file, module;
-  int line = 0;
-  double wait_s = 0, predicted_wait_s = 0;
-  std::uint64_t count = 0;
-  std::vector<std::int32_t> ranks;
-};
-
-std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const Report& rep) {
-  Symbolizer sym;
-  std::map<std::tuple<int, std::string, std::string, std::string, int>, Hotspot> merged;
-  for (const WaitSite& w : rep.waits) {
-    const SourceLocation loc = site_location(sym, trace, w);
-    const std::string call = mpi_name(w.op);
-    Hotspot& h = merged[{static_cast<int>(w.kind), call, loc.function, loc.file, loc.line}];
-    h.kind = w.kind;
-    h.mpi_call = call;
-    h.function = loc.function.empty() ? "?" : loc.function;
-    h.file = loc.file;
-    h.line = loc.line;
-    h.module = loc.module;
-    h.wait_s += w.wait_s;
-    h.predicted_wait_s += w.predicted_wait_s;
-    h.count += w.count;
-    // One rank may reach a line through several stacks (call-site ids): name it once.
-    if (std::find(h.ranks.begin(), h.ranks.end(), w.rank) == h.ranks.end()) h.ranks.push_back(w.rank);
-  }
-  std::vector<Hotspot> out;
-  for (auto& [k, h] : merged) out.push_back(std::move(h));
-  std::sort(out.begin(), out.end(), [](const Hotspot& a, const Hotspot& b) { return a.wait_s > b.wait_s; });
-  return out;
-}
-
-// Share of all ranks' run time.
-double share_pct(const Report& rep, double seconds) {
-  const double total = rep.actual_s * rep.ranks;
-  return total > 0 ? 100.0 * seconds / total : 0.0;
-}
 
 nlohmann::json to_json(const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file) {
   nlohmann::json j;
@@ -199,11 +162,44 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
   for (const auto& n : rep.notes) fmt::print("note: {}\n", n);
 }
 
+// The page, with the timeline measured in one more streaming pass over the rank files.
+void write_html(const TraceDir& trace, const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file,
+                const std::string& output) {
+  HtmlReport page;
+  page.report = &rep;
+  page.hotspots = &hot;
+  page.meta = &trace.meta;
+  page.params_file = params_file;
+  std::optional<model::ActivityPicture> picture;
+  if (!model::can_stream(trace)) {
+    page.picture_note = "No timeline: it is drawn in a streaming pass, which does not take MPI calls from several "
+                        "threads or intercommunicators yet.";
+  } else if (!(rep.actual_s > 0)) {
+    page.picture_note = "No timeline: the run has no time between MPI_Init and its end.";
+  } else {
+    const auto [ranks, files] = model::stream_inputs(trace);
+    model::ActivityOptions options;
+    options.span_s = rep.actual_s;
+    picture = model::measure_activity(ranks, files, options);
+    page.picture = &*picture;
+  }
+  if (output.empty()) {
+    write_report_html(std::cout, page);
+    std::cout.flush();
+    return;
+  }
+  std::ofstream out(output, std::ios::binary);
+  if (out) write_report_html(out, page);
+  out.close();
+  if (!out) fail(1, fmt::format("cannot write {}", output));
+  std::fprintf(stderr, "mstep: wrote %s\n", output.c_str());
+}
+
 }  // namespace
 
 void add_report(CLI::App& app) {
   struct Options {
-    std::string dir, params, format = "text", stream = "auto";
+    std::string dir, params, format = "text", stream = "auto", output;
     std::size_t top = 10;
     unsigned jobs = std::thread::hardware_concurrency() > 1 ? 2 : 1;
   };
@@ -213,7 +209,10 @@ void add_report(CLI::App& app) {
   cmd->add_option("--params", o->params,
                   "Parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
                   "~/.config/mstep/params.json)");
-  cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--format", o->format, "Output format: text, json, csv or html (one self-contained page: timeline, "
+                  "models, hotspots)")
+      ->check(CLI::IsMember({"text", "json", "csv", "html"}));
+  cmd->add_option("-o,--output", o->output, "With --format html: write the page to FILE (default: standard output)");
   cmd->add_option("--stream", o->stream,
                   fmt::format("Read the records a frame at a time, holding only what is in flight (the JSON and CSV "
                               "step table then lists the 1000 steps that miss most): yes, no, or auto (above {} "
@@ -223,6 +222,7 @@ void add_report(CLI::App& app) {
       ->check(CLI::Range(1, 2));
   cmd->add_option("--top", o->top, "Rows of hotspots and steps in the text report")->check(CLI::Range(1, 100000));
   cmd->callback([o] {
+    if (!o->output.empty() && o->format != "html") fail(2, "-o/--output goes with --format html");
     bool streamed = false;
     const TraceDir trace = load_trace_for_models(o->dir, o->stream, streamed);
     const std::string params_file = find_params(o->params, o->dir);
@@ -241,6 +241,7 @@ void add_report(CLI::App& app) {
     const auto hot = resolve_hotspots(trace, rep);
     if (o->format == "json") fmt::print("{}\n", to_json(rep, hot, params_file).dump(2));
     else if (o->format == "csv") print_csv(rep, hot);
+    else if (o->format == "html") write_html(trace, rep, hot, params_file, o->output);
     else print_text(rep, hot, params_file, o->top);
     TraceDir problems;
     problems.problems = rep.problems;

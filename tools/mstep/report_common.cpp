@@ -1,8 +1,11 @@
 #include "tools/mstep/report_common.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 
@@ -59,6 +62,36 @@ SourceLocation site_location(Symbolizer& sym, const TraceDir& trace, const model
     break;
   }
   return loc;
+}
+
+std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const model::Report& rep) {
+  Symbolizer sym;
+  std::map<std::tuple<int, std::string, std::string, std::string, int>, Hotspot> merged;
+  for (const model::WaitSite& w : rep.waits) {
+    const SourceLocation loc = site_location(sym, trace, w);
+    const std::string call = mpi_name(w.op);
+    Hotspot& h = merged[{static_cast<int>(w.kind), call, loc.function, loc.file, loc.line}];
+    h.kind = w.kind;
+    h.mpi_call = call;
+    h.function = loc.function.empty() ? "?" : loc.function;
+    h.file = loc.file;
+    h.line = loc.line;
+    h.module = loc.module;
+    h.wait_s += w.wait_s;
+    h.predicted_wait_s += w.predicted_wait_s;
+    h.count += w.count;
+    // One rank may reach a line through several stacks (call-site ids): name it once.
+    if (std::find(h.ranks.begin(), h.ranks.end(), w.rank) == h.ranks.end()) h.ranks.push_back(w.rank);
+  }
+  std::vector<Hotspot> out;
+  for (auto& [k, h] : merged) out.push_back(std::move(h));
+  std::sort(out.begin(), out.end(), [](const Hotspot& a, const Hotspot& b) { return a.wait_s > b.wait_s; });
+  return out;
+}
+
+double share_pct(const model::Report& rep, double seconds) {
+  const double total = rep.actual_s * rep.ranks;
+  return total > 0 ? 100.0 * seconds / total : 0.0;
 }
 
 void warn_if_other_network(const model::CalibrationParams& params, const std::string& params_file,

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "model/analysis/report.hpp"
 #include "model/params/params.hpp"
 #include "model/trace/trace_dir.hpp"
 #include "model/analysis/waits.hpp"
@@ -29,5 +31,21 @@ void warn_if_other_network(const model::CalibrationParams& params, const std::st
 // The application's line of a wait site: the innermost frame of its call site outside MPI and
 // mstep (the innermost frame if all are inside); empty when the rank or call site is unknown.
 SourceLocation site_location(Symbolizer& sym, const TraceDir& trace, const model::WaitSite& w);
+
+// A hotspot as users read it: one source line, summed over ranks.
+struct Hotspot {
+  model::WaitKind kind{};
+  std::string mpi_call, function, file, module;
+  int line = 0;
+  double wait_s = 0, predicted_wait_s = 0;
+  std::uint64_t count = 0;
+  std::vector<std::int32_t> ranks;
+};
+
+// The report's wait sites by source line, the largest measured wait first.
+std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const model::Report& rep);
+
+// Share of all ranks' run time.
+double share_pct(const model::Report& rep, double seconds);
 
 }  // namespace mstep::cli
