@@ -1,6 +1,8 @@
 // mstep export: a trace in the formats of other tools. --goal: LogGOPSim's GOAL schedule
 // (model/export/goal.hpp), to simulate the recorded run with LogGOPSim; --perfetto: Chrome
-// trace-event JSON (model/export/perfetto.hpp), to see the run's timeline in Perfetto's UI.
+// trace-event JSON (model/export/perfetto.hpp), to see the run's timeline in Perfetto's UI;
+// --otf2: an OTF2 archive (model/export/otf2.hpp) for Vampir, Scalasca and Cube.
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -10,6 +12,7 @@
 
 #include "model/analysis/report.hpp"
 #include "model/export/goal.hpp"
+#include "model/export/otf2.hpp"
 #include "model/export/perfetto.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/progress.hpp"
@@ -22,6 +25,7 @@ struct ExportOptions {
   std::string dir;
   std::string goal;
   std::string perfetto;
+  std::string otf2;
   std::string unit = "ns";
 };
 
@@ -77,10 +81,47 @@ int run_perfetto(const ExportOptions& o) {
   return 0;
 }
 
+int run_otf2(const ExportOptions& o) {
+  const TraceDir trace = [&] {
+    Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o.dir).ranks));
+    return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, true);
+  }();
+  for (std::size_t r = 0; r < trace.ranks.size(); ++r)
+    if (trace.ranks[r] && trace.ranks[r]->several_threads) {
+      std::fprintf(stderr, "mstep: export --otf2 does not take this trace yet: rank %zu made MPI calls from several threads\n", r);
+      return 1;
+    }
+  std::error_code ec;
+  if (std::filesystem::exists(std::filesystem::path(o.otf2) / "traces.otf2", ec)) {
+    std::fprintf(stderr, "mstep: %s already holds an OTF2 archive (traces.otf2): remove it first\n", o.otf2.c_str());
+    return 1;
+  }
+  const auto [ranks, files] = model::stream_inputs(trace);
+  model::Otf2Summary s;
+  try {
+    s = model::write_otf2(ranks, files, o.otf2);
+  } catch (const model::Otf2Error& e) {
+    std::fprintf(stderr, "mstep: cannot write %s: %s\n", o.otf2.c_str(), e.what());
+    return 1;
+  }
+  for (const std::string& p : trace.problems) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
+  for (const std::string& p : s.problems) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
+  if (s.skipped)
+    std::fprintf(stderr, "mstep: warning: %llu messages and collectives on intercommunicators are written as their "
+                 "calls alone (no OTF2 InterComm yet)\n", static_cast<unsigned long long>(s.skipped));
+  std::printf("mstep: wrote %s/traces.otf2: %zu ranks, %llu events (%llu MPI calls, %llu sends, %llu receives, %llu "
+              "collectives)\n",
+              o.otf2.c_str(), trace.ranks.size(), static_cast<unsigned long long>(s.events),
+              static_cast<unsigned long long>(s.calls), static_cast<unsigned long long>(s.sends),
+              static_cast<unsigned long long>(s.receives), static_cast<unsigned long long>(s.collectives));
+  return 0;
+}
+
 int run_export(const ExportOptions& o) {
   if (!o.perfetto.empty()) return run_perfetto(o);
+  if (!o.otf2.empty()) return run_otf2(o);
   if (o.goal.empty()) {
-    std::fprintf(stderr, "mstep: export needs --goal FILE or --perfetto FILE\n");
+    std::fprintf(stderr, "mstep: export needs --goal FILE, --perfetto FILE or --otf2 DIR\n");
     return 2;
   }
   const TraceDir trace = [&] {
@@ -115,14 +156,17 @@ int run_export(const ExportOptions& o) {
 
 void add_export(CLI::App& app) {
   auto o = std::make_shared<ExportOptions>();
-  auto* cmd = app.add_subcommand("export", "Write a trace in another tool's format (--goal: LogGOPSim; --perfetto: Perfetto)");
+  auto* cmd = app.add_subcommand("export", "Write a trace in another tool's format (--goal: LogGOPSim; --perfetto: Perfetto; --otf2: OTF2)");
   cmd->add_option("trace", o->dir, "Trace directory")->required();
   auto* goal = cmd->add_option("--goal", o->goal, "Write a LogGOPSim GOAL schedule (text) to FILE");
   auto* perfetto = cmd->add_option("--perfetto", o->perfetto,
                                    "Write Chrome trace-event JSON to FILE (ui.perfetto.dev, chrome://tracing): a track "
                                    "per rank, a slice per MPI call and per M-step, an arrow per message");
-  goal->excludes(perfetto);
-  perfetto->excludes(goal);
+  auto* otf2 = cmd->add_option("--otf2", o->otf2,
+                               "Write an OTF2 archive to DIR (DIR/traces.otf2: Vampir, Scalasca, Cube; otf2-print)");
+  goal->excludes(perfetto, otf2);
+  perfetto->excludes(goal, otf2);
+  otf2->excludes(goal, perfetto);
   cmd->add_option("--time-unit", o->unit, "Time unit of the GOAL schedule's calc (ns, ps or us; default ns)")
       ->check(CLI::IsMember({"ns", "ps", "us"}));
   cmd->callback([o] {
