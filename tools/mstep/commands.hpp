@@ -18,6 +18,7 @@ void add_validate(CLI::App& app);
 void add_sensitivity(CLI::App& app);
 void add_synth(CLI::App& app);
 void add_export(CLI::App& app);
+void add_import(CLI::App& app);
 
 // Where libmstep.so lies relative to this executable (bin/../lib), without any environment.
 std::string find_preload_library();

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   mstep::cli::add_sensitivity(app);
   mstep::cli::add_synth(app);
   mstep::cli::add_export(app);
+  mstep::cli::add_import(app);
   // `mstep record [options] -- command...`: CLI11 hands a prefix command's words over only when
   // they are not behind "--", so drop the "--" that ends record's own options (and only that one:
   // the command may have a "--" of its own).

@@ -1,0 +1,444 @@
+#include "model/import/otf2_import.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include <fmt/format.h>
+#include <otf2/otf2.h>
+
+#include "format/rank_trace.hpp"
+#include "model/export/otf2.hpp"
+
+namespace mstep::model {
+namespace {
+namespace fs = std::filesystem;
+
+void check(OTF2_ErrorCode code, const char* what) {
+  if (code != OTF2_SUCCESS) throw Otf2Error(fmt::format("OTF2 {}: {}: {}", what, OTF2_Error_GetName(code), OTF2_Error_GetDescription(code)));
+}
+OTF2_ErrorCode quiet(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char*, va_list) { return code; }
+
+struct ReaderCloser {
+  void operator()(OTF2_Reader* r) const noexcept { OTF2_Reader_Close(r); }
+};
+
+// What the global definitions say.
+struct Definitions {
+  std::unordered_map<OTF2_StringRef, std::string> strings;
+  std::unordered_map<OTF2_RegionRef, OTF2_StringRef> region_name;
+  struct Group {
+    OTF2_GroupType type{};
+    std::vector<std::uint64_t> members;
+  };
+  std::unordered_map<OTF2_GroupRef, Group> groups;
+  std::vector<std::pair<OTF2_CommRef, OTF2_GroupRef>> comms;  // in definition order
+  std::vector<std::uint64_t> mpi_locations;                    // world rank -> location
+  std::uint64_t resolution = 1'000'000'000;
+};
+
+// One MPI call as OTF2 told it, before it becomes records.
+struct Message {
+  enum Kind : std::uint8_t { Send, Isend, Recv, Irecv, IrecvRequest, IsendComplete, Collective } kind{};
+  std::int32_t peer = kNoPeer;
+  std::int32_t tag = kNoTag;
+  std::uint64_t bytes = 0, bytes_in = 0;
+  std::uint64_t request = 0;
+  OTF2_CommRef comm = 0;
+};
+
+class RankReader {
+ public:
+  RankReader(const Definitions& defs, int rank, int world, std::map<std::string, std::uint64_t>& skipped)
+      : defs_(defs), rank_(rank), skipped_(skipped) {
+    trace_.header.rank = rank;
+    trace_.header.world_size = world;
+    trace_.header.clock_kind = 1;
+    trace_.header.ticks_per_second = static_cast<double>(defs.resolution);
+    // Communicators holding this rank, MPI_COMM_WORLD (the first of all ranks in order) first.
+    std::optional<std::size_t> world_at;
+    for (std::size_t i = 0; i < defs.comms.size(); ++i) {
+      const std::vector<std::int32_t> m = members(defs.comms[i].second);
+      if (!world_at && static_cast<int>(m.size()) == world && std::is_sorted(m.begin(), m.end()) &&
+          (m.empty() || (m.front() == 0 && m.back() == world - 1)))
+        world_at = i;
+    }
+    if (world_at) add_comm(defs.comms[*world_at].first, members(defs.comms[*world_at].second));
+    for (std::size_t i = 0; i < defs.comms.size(); ++i) {
+      if (world_at && i == *world_at) continue;
+      const std::vector<std::int32_t> m = members(defs.comms[i].second);
+      if (std::find(m.begin(), m.end(), rank) != m.end()) add_comm(defs.comms[i].first, m);
+    }
+  }
+
+  std::uint64_t handled = 0;  // events of the kinds read here (the others are counted as skipped)
+  int synthesized = 0;        // MPI_Init and MPI_Finalize records added where the archive had none
+
+  void enter(OTF2_TimeStamp t, OTF2_RegionRef region) {
+    ++handled;
+    seen(t);
+    const auto op = op_of(region);
+    if (depth_ > 0 || !op) {
+      if (depth_ > 0) ++depth_;
+      else skip(region_label(region));
+      return;
+    }
+    depth_ = 1;
+    op_ = *op;
+    enter_ = t;
+    messages_.clear();
+  }
+
+  void leave(OTF2_TimeStamp t, OTF2_RegionRef) {
+    ++handled;
+    seen(t);
+    if (depth_ == 0) return;
+    if (--depth_ > 0) return;
+    emit(t);
+  }
+
+  void message(const Message& m) {
+    ++handled;
+    if (depth_ == 0) {
+      ++skipped_["MPI events outside an MPI call's Enter/Leave"];
+      return;
+    }
+    messages_.push_back(m);
+  }
+
+  // A time the location was alive at (any event, also of regions not imported).
+  void seen(OTF2_TimeStamp t) {
+    first_seen_ = std::min(first_seen_, t);
+    last_seen_ = std::max(last_seen_, t);
+  }
+
+  RankTrace& finish() {
+    // Tools that start tracing inside MPI_Init (EZTrace) record neither it nor MPI_Finalize: the
+    // rank's life is then marked by an MPI_Init ending at its first event and an MPI_Finalize at
+    // its last, as mstep's analyses time a run from one to the other.
+    if (!trace_.events.empty() && first_seen_ <= last_seen_) {
+      if (trace_.events.front().op != Op::Init && trace_.events.front().op != Op::Init_thread) {
+        Event init;
+        init.op = Op::Init;
+        init.t_enter = init.t_exit = std::min(first_seen_, trace_.events.front().t_enter);
+        trace_.events.insert(trace_.events.begin(), init);
+        ++synthesized;
+      }
+      if (trace_.events.back().op != Op::Finalize) {
+        Event fin;
+        fin.op = Op::Finalize;
+        fin.t_enter = fin.t_exit = std::max(last_seen_, trace_.events.back().t_exit);
+        trace_.events.push_back(fin);
+        ++synthesized;
+      }
+    }
+    if (!trace_.events.empty()) {
+      const auto ns = [&](std::uint64_t ticks) {
+        return static_cast<std::int64_t>(std::llround(static_cast<double>(ticks) * 1e9 / static_cast<double>(defs_.resolution)));
+      };
+      const std::uint64_t first = trace_.events.front().t_enter, last = trace_.events.back().t_exit;
+      trace_.clocks.push_back(ClockSync{ClockSync::AtInit, first, ns(first), 0, 0});
+      trace_.clocks.push_back(ClockSync{ClockSync::AtFinalize, last, ns(last), 0, 0});
+    }
+    return trace_;
+  }
+
+  std::int32_t world_rank(OTF2_CommRef comm, std::uint32_t comm_rank) const {
+    const auto it = local_.find(comm);
+    if (it == local_.end() || comm_rank == OTF2_UNDEFINED_UINT32) return kNoPeer;
+    const MemberList& m = trace_.comms[it->second].world_ranks;
+    return comm_rank < m.size() ? m.data()[comm_rank] : kNoPeer;
+  }
+
+ private:
+  std::vector<std::int32_t> members(OTF2_GroupRef g) const {
+    std::vector<std::int32_t> out;
+    const auto it = defs_.groups.find(g);
+    if (it == defs_.groups.end()) return out;
+    if (it->second.type == OTF2_GROUP_TYPE_COMM_SELF) return {rank_};
+    for (const std::uint64_t m : it->second.members) out.push_back(static_cast<std::int32_t>(m));
+    return out;
+  }
+  void add_comm(OTF2_CommRef ref, const std::vector<std::int32_t>& world_ranks) {
+    const auto id = static_cast<std::uint16_t>(trace_.comms.size());
+    local_[ref] = id;
+    trace_.comms.push_back({id, false, MemberList(world_ranks)});
+  }
+  std::uint16_t local_comm(OTF2_CommRef ref) const {
+    const auto it = local_.find(ref);
+    return it == local_.end() ? 0 : it->second;
+  }
+  std::string region_label(OTF2_RegionRef region) const {
+    const auto n = defs_.region_name.find(region);
+    const auto s = n == defs_.region_name.end() ? defs_.strings.end() : defs_.strings.find(n->second);
+    return s == defs_.strings.end() ? std::string("?") : s->second;
+  }
+  std::optional<Op> op_of(OTF2_RegionRef region) {
+    const auto cached = op_cache_.find(region);
+    if (cached != op_cache_.end()) return cached->second;
+    std::optional<Op> op;
+    const std::string name = region_label(region);
+    for (int i = 0; i < kOpCount; ++i)
+      if (static_cast<Op>(i) != Op::ToolFlush && mpi_name(static_cast<Op>(i)) == name) op = static_cast<Op>(i);
+    op_cache_[region] = op;
+    return op;
+  }
+  void skip(const std::string& region) {
+    ++skipped_[region.rfind("MPI_", 0) == 0 ? fmt::format("calls of {} (not modelled)", region)
+                                            : std::string("calls of functions other than MPI")];
+  }
+  std::uint32_t request_of(std::uint64_t otf2_request, bool open) {
+    const auto it = requests_.find(otf2_request);
+    if (it != requests_.end()) {
+      const std::uint32_t id = it->second;
+      if (!open) requests_.erase(it);
+      return id;
+    }
+    const std::uint32_t id = ++next_request_;
+    if (open) requests_[otf2_request] = id;
+    return id;
+  }
+
+  void emit(OTF2_TimeStamp exit) {
+    Event base;
+    base.op = op_;
+    base.t_enter = enter_;
+    base.t_exit = std::max(enter_, exit);
+    std::vector<Event> out;
+    const Role role = op_role(op_);
+    for (const Message& m : messages_) {
+      Event e = base;
+      e.comm = local_comm(m.comm);
+      e.peer = m.peer;
+      e.tag = m.tag;
+      switch (m.kind) {
+        case Message::Send: e.send_bytes = m.bytes; break;
+        case Message::Isend: e.send_bytes = m.bytes, e.request = request_of(m.request, true); break;
+        case Message::Recv:
+          e.recv_bytes = m.bytes;
+          if (role == Role::SendRecv) e.flags |= kRecvHalf;
+          break;
+        case Message::IrecvRequest: {
+          e.peer = kAnySource, e.tag = kNoTag, e.request = request_of(m.request, true);
+          irecv_at_[e.request] = trace_.events.size() + out.size();
+          break;
+        }
+        case Message::Irecv: {
+          e.recv_bytes = m.bytes, e.flags |= kRecvHalf, e.request = request_of(m.request, false);
+          // The Irecv that posted it takes the message's source and tag (OTF2 does not keep the posted ones).
+          if (const auto at = irecv_at_.find(e.request); at != irecv_at_.end()) {
+            if (at->second < trace_.events.size()) {
+              trace_.events[at->second].peer = m.peer;
+              trace_.events[at->second].tag = m.tag;
+              trace_.events[at->second].comm = e.comm;
+            }
+            irecv_at_.erase(at);
+          }
+          break;
+        }
+        case Message::IsendComplete: e.peer = kNoPeer, e.tag = kNoTag, e.request = request_of(m.request, false); break;
+        case Message::Collective:
+          e.send_bytes = m.bytes, e.recv_bytes = m.bytes_in, e.tag = kNoTag;
+          if (m.peer == rank_) e.flags |= kRoot;
+          break;
+      }
+      out.push_back(e);
+    }
+    // Sends first, as libmstep writes a Sendrecv (send record, then the receive half).
+    std::stable_sort(out.begin(), out.end(), [](const Event& a, const Event& b) {
+      return !(a.flags & kRecvHalf) && (b.flags & kRecvHalf);
+    });
+    if (out.empty()) {
+      Event e = base;
+      if (role == Role::Complete) e.flags |= kIncomplete;  // a Test that completed nothing
+      out.push_back(e);
+    }
+    for (std::size_t i = 1; i < out.size(); ++i) out[i].flags |= kContinuation;
+    trace_.events.insert(trace_.events.end(), out.begin(), out.end());
+  }
+
+  const Definitions& defs_;
+  int rank_;
+  std::map<std::string, std::uint64_t>& skipped_;
+  RankTrace trace_;
+  std::unordered_map<OTF2_CommRef, std::uint16_t> local_;
+  std::unordered_map<OTF2_RegionRef, std::optional<Op>> op_cache_;
+  std::unordered_map<std::uint64_t, std::uint32_t> requests_;  // open OTF2 request -> ours
+  std::unordered_map<std::uint32_t, std::size_t> irecv_at_;    // our request -> its Irecv record
+  std::uint32_t next_request_ = 0;
+  int depth_ = 0;
+  Op op_ = Op::Init;
+  OTF2_TimeStamp enter_ = 0;
+  OTF2_TimeStamp first_seen_ = std::numeric_limits<OTF2_TimeStamp>::max(), last_seen_ = 0;
+  std::vector<Message> messages_;
+};
+
+RankReader& reader_of(void* d) { return *static_cast<RankReader*>(d); }
+
+OTF2_EvtReaderCallbacks* event_callbacks() {
+  OTF2_EvtReaderCallbacks* cb = OTF2_EvtReaderCallbacks_New();
+  OTF2_EvtReaderCallbacks_SetEnterCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* d, OTF2_AttributeList*, OTF2_RegionRef r) {
+    reader_of(d).enter(t, r);
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* d, OTF2_AttributeList*, OTF2_RegionRef r) {
+    reader_of(d).leave(t, r);
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_EvtReaderCallbacks_SetMpiSendCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d, OTF2_AttributeList*,
+                                                    uint32_t to, OTF2_CommRef c, uint32_t tag, uint64_t n) {
+    RankReader& r = reader_of(d);
+    r.message({Message::Send, r.world_rank(c, to), static_cast<std::int32_t>(tag), n, 0, 0, c});
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d, OTF2_AttributeList*,
+                                                     uint32_t to, OTF2_CommRef c, uint32_t tag, uint64_t n, uint64_t req) {
+    RankReader& r = reader_of(d);
+    r.message({Message::Isend, r.world_rank(c, to), static_cast<std::int32_t>(tag), n, 0, req, c});
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d, OTF2_AttributeList*,
+                                                    uint32_t from, OTF2_CommRef c, uint32_t tag, uint64_t n) {
+    RankReader& r = reader_of(d);
+    r.message({Message::Recv, r.world_rank(c, from), static_cast<std::int32_t>(tag), n, 0, 0, c});
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d, OTF2_AttributeList*,
+                                                     uint32_t from, OTF2_CommRef c, uint32_t tag, uint64_t n, uint64_t req) {
+    RankReader& r = reader_of(d);
+    r.message({Message::Irecv, r.world_rank(c, from), static_cast<std::int32_t>(tag), n, 0, req, c});
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d,
+                                                            OTF2_AttributeList*, uint64_t req) {
+    reader_of(d).message({Message::IrecvRequest, kAnySource, kNoTag, 0, 0, req, 0});
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d,
+                                                             OTF2_AttributeList*, uint64_t req) {
+    reader_of(d).message({Message::IsendComplete, kNoPeer, kNoTag, 0, 0, req, 0});
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveBeginCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d,
+                                                               OTF2_AttributeList*) {
+    ++reader_of(d).handled;  // the call's Enter marks its start
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d,
+                                                             OTF2_AttributeList*, OTF2_CollectiveOp, OTF2_CommRef c,
+                                                             uint32_t root, uint64_t sent, uint64_t received) {
+    RankReader& r = reader_of(d);
+    r.message({Message::Collective, r.world_rank(c, root), kNoTag, sent, received, 0, c});
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  return cb;
+}
+
+}  // namespace
+
+std::string otf2_anchor(const std::string& anchor) {
+  std::error_code ec;
+  if (!fs::is_directory(anchor, ec)) {
+    if (!fs::exists(anchor, ec)) throw Otf2Error(fmt::format("{}: no such file or directory", anchor));
+    return anchor;
+  }
+  std::string found;
+  for (const auto& entry : fs::directory_iterator(anchor, ec)) {
+    if (entry.path().extension() != ".otf2") continue;
+    if (!found.empty()) throw Otf2Error(fmt::format("{} holds several OTF2 archives: name the .otf2 file", anchor));
+    found = entry.path().string();
+  }
+  if (found.empty()) throw Otf2Error(fmt::format("{} holds no OTF2 archive (no .otf2 file)", anchor));
+  return found;
+}
+
+Otf2ImportSummary import_otf2(const std::string& anchor_given, const std::string& out_dir) {
+  const std::string anchor = otf2_anchor(anchor_given);
+  OTF2_Error_RegisterCallback(quiet, nullptr);
+  std::unique_ptr<OTF2_Reader, ReaderCloser> reader(OTF2_Reader_Open(anchor.c_str()));
+  if (!reader) throw Otf2Error(fmt::format("{} is not an OTF2 archive libotf2 can open", anchor));
+  check(OTF2_Reader_SetSerialCollectiveCallbacks(reader.get()), "SetSerialCollectiveCallbacks");
+  Otf2ImportSummary sum;
+  {
+    char* creator = nullptr;
+    if (OTF2_Reader_GetCreator(reader.get(), &creator) == OTF2_SUCCESS && creator) sum.creator = creator, free(creator);
+  }
+
+  Definitions defs;
+  OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(reader.get());
+  if (!gdr) throw Otf2Error(fmt::format("{}: no global definitions", anchor));
+  OTF2_GlobalDefReaderCallbacks* gcb = OTF2_GlobalDefReaderCallbacks_New();
+  OTF2_GlobalDefReaderCallbacks_SetStringCallback(gcb, [](void* d, OTF2_StringRef self, const char* s) {
+    static_cast<Definitions*>(d)->strings[self] = s ? s : "";
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(gcb, [](void* d, uint64_t resolution, uint64_t, uint64_t, uint64_t) {
+    if (resolution) static_cast<Definitions*>(d)->resolution = resolution;
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_GlobalDefReaderCallbacks_SetRegionCallback(gcb, [](void* d, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef,
+                                                          OTF2_StringRef, OTF2_RegionRole, OTF2_Paradigm, OTF2_RegionFlag,
+                                                          OTF2_StringRef, uint32_t, uint32_t) {
+    static_cast<Definitions*>(d)->region_name[self] = name;
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_GlobalDefReaderCallbacks_SetGroupCallback(gcb, [](void* d, OTF2_GroupRef self, OTF2_StringRef, OTF2_GroupType type,
+                                                         OTF2_Paradigm paradigm, OTF2_GroupFlag, uint32_t n, const uint64_t* members) {
+    auto& known = *static_cast<Definitions*>(d);
+    known.groups[self] = {type, std::vector<std::uint64_t>(members, members + n)};
+    if (type == OTF2_GROUP_TYPE_COMM_LOCATIONS && paradigm == OTF2_PARADIGM_MPI) known.mpi_locations.assign(members, members + n);
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  OTF2_GlobalDefReaderCallbacks_SetCommCallback(gcb, [](void* d, OTF2_CommRef self, OTF2_StringRef, OTF2_GroupRef group,
+                                                        OTF2_CommRef, OTF2_CommFlag) {
+    static_cast<Definitions*>(d)->comms.emplace_back(self, group);
+    return OTF2_CALLBACK_SUCCESS;
+  });
+  check(OTF2_Reader_RegisterGlobalDefCallbacks(reader.get(), gdr, gcb, &defs), "RegisterGlobalDefCallbacks");
+  OTF2_GlobalDefReaderCallbacks_Delete(gcb);
+  std::uint64_t read = 0;
+  check(OTF2_Reader_ReadAllGlobalDefinitions(reader.get(), gdr, &read), "ReadAllGlobalDefinitions");
+  OTF2_Reader_CloseGlobalDefReader(reader.get(), gdr);
+  if (defs.mpi_locations.empty())
+    throw Otf2Error(fmt::format("{} has no MPI ranks (no COMM_LOCATIONS group of paradigm MPI)", anchor));
+
+  sum.ranks = static_cast<int>(defs.mpi_locations.size());
+  sum.ticks_per_second = static_cast<double>(defs.resolution);
+  for (const std::uint64_t loc : defs.mpi_locations) check(OTF2_Reader_SelectLocation(reader.get(), loc), "SelectLocation");
+  const bool local_defs = OTF2_Reader_OpenDefFiles(reader.get()) == OTF2_SUCCESS;
+  check(OTF2_Reader_OpenEvtFiles(reader.get()), "OpenEvtFiles");
+  OTF2_EvtReaderCallbacks* ecb = event_callbacks();
+  for (int rank = 0; rank < sum.ranks; ++rank) {
+    const std::uint64_t loc = defs.mpi_locations[static_cast<std::size_t>(rank)];
+    if (local_defs) {
+      // Mapping tables of the local definitions (Score-P), applied by libotf2 to the events.
+      if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(reader.get(), loc)) {
+        std::uint64_t n = 0;
+        OTF2_Reader_ReadAllLocalDefinitions(reader.get(), dr, &n);
+        OTF2_Reader_CloseDefReader(reader.get(), dr);
+      }
+    }
+    OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(reader.get(), loc);
+    if (!er) throw Otf2Error(fmt::format("{}: no events of rank {} (location {})", anchor, rank, loc));
+    RankReader rr(defs, rank, sum.ranks, sum.skipped);
+    check(OTF2_Reader_RegisterEvtCallbacks(reader.get(), er, ecb, &rr), "RegisterEvtCallbacks");
+    std::uint64_t n = 0;
+    check(OTF2_Reader_ReadAllLocalEvents(reader.get(), er, &n), "ReadAllLocalEvents");
+    OTF2_Reader_CloseEvtReader(reader.get(), er);
+    if (n > rr.handled) sum.skipped["events of other kinds (OpenMP, I/O, metrics, RMA, ...)"] += n - rr.handled;
+    RankTrace& t = rr.finish();
+    sum.synthesized += rr.synthesized;
+    sum.records += t.events.size();
+    write_rank_trace((fs::path(out_dir) / rank_file_name(rank)).string(), t);
+  }
+  OTF2_EvtReaderCallbacks_Delete(ecb);
+  OTF2_Reader_CloseEvtFiles(reader.get());
+  if (local_defs) OTF2_Reader_CloseDefFiles(reader.get());
+  return sum;
+}
+
+}  // namespace mstep::model
