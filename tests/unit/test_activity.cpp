@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <numeric>
+#include <string>
+
+#include <unistd.h>
 
 #include "model/analysis/activity.hpp"
 #include "trace_builders.hpp"
@@ -28,7 +31,10 @@ model::ActivityPicture picture(int max_rows, double ends_per_bin = 1.0 / 3) {
                                      ev(Op::Barrier, kNoPeer, 500, 520), ev(Op::Finalize, kNoPeer, 520, 530)}));
   traces.push_back(test::rank(1, 2, {ev(Op::Init, kNoPeer, 0, 10), ev(Op::Recv, 0, 20, 120),
                                      ev(Op::Barrier, kNoPeer, 300, 520), ev(Op::Finalize, kNoPeer, 520, 530)}));
-  const fs::path dir = fs::temp_directory_path() / "mstep-unit" / "activity";
+  // Unique per process and call: ctest runs the test cases of this file side by side.
+  static int calls = 0;
+  const fs::path dir = fs::temp_directory_path() / "mstep-unit" /
+                       ("activity-" + std::to_string(::getpid()) + "-" + std::to_string(++calls));
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::vector<std::string> files;
