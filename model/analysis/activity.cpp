@@ -8,11 +8,29 @@
 #include <unordered_map>
 
 #include "format/step_tracker.hpp"
+#include "model/analysis/report.hpp"
+#include "model/replay/replay.hpp"
 #include "model/trace/stream_pass.hpp"
 #include "model/trace/timeline.hpp"
 
 namespace mstep::model {
 namespace {
+
+// Adds the stretch [a, b) (seconds after the picture's zero) to `row` of `kind`, spread over the
+// bins it covers; what lies outside [0, span) is cut off.
+void add_span(const ActivityPicture& pic, std::vector<float>& kind, int row, double a, double b, double sign) {
+  a = std::max(a, 0.0);
+  b = std::min(b, pic.span_s);
+  if (b <= a) return;
+  const double bin_s = pic.span_s / pic.width;
+  int bin = std::min(pic.width - 1, static_cast<int>(a / bin_s));
+  while (a < b) {
+    const double edge = bin + 1 >= pic.width ? b : std::min(b, (bin + 1) * bin_s);
+    kind[pic.at(row, bin)] += static_cast<float>(sign * (edge - a));
+    a = edge;
+    ++bin;
+  }
+}
 
 // A call's entry and exit, in seconds after zero, carried through the pass as a record's tag.
 RecordTag tag_of(double enter, double exit) { return {std::bit_cast<std::uint64_t>(enter), std::bit_cast<std::uint64_t>(exit)}; }
@@ -37,7 +55,6 @@ class ActivityMeter final : public StreamVisitor {
     pic.step_ends.resize(static_cast<std::size_t>(pic.rows));
     pic.steps.assign(static_cast<std::size_t>(pic.rows), 0);
     pic.steps_drawn.assign(static_cast<std::size_t>(pic.rows), true);
-    bin_s_ = pic.span_s / pic.width;
     max_ends_ = static_cast<std::uint64_t>(o.max_step_ends_per_bin * pic.width);
     double zero = std::numeric_limits<double>::infinity();
     for (std::size_t r = 0; r < metas.size(); ++r)
@@ -143,23 +160,13 @@ class ActivityMeter final : public StreamVisitor {
   }
 
   void add(std::int32_t rank, double a, double b, std::vector<float>& kind, double sign) {
-    a = std::max(a, 0.0);
-    b = std::min(b, picture_.span_s);
-    if (b <= a) return;
-    const int row = row_of(rank);
-    int bin = std::min(picture_.width - 1, static_cast<int>(a / bin_s_));
-    while (a < b) {
-      const double edge = bin + 1 >= picture_.width ? b : std::min(b, (bin + 1) * bin_s_);
-      kind[picture_.at(row, bin)] += static_cast<float>(sign * (edge - a));
-      a = edge;
-      ++bin;
-    }
+    add_span(picture_, kind, row_of(rank), a, b, sign);
   }
 
   void take_steps(std::int32_t rank) {
     Rank& rs = ranks_[static_cast<std::size_t>(rank)];
     const auto row = static_cast<std::size_t>(row_of(rank));
-    for (const StepRecord& s : rs.tracker->closed()) {
+    for (const mstep::StepRecord& s : rs.tracker->closed()) {
       ++picture_.steps[row];
       if (!picture_.steps_drawn[row]) continue;
       if (picture_.steps[row] > max_ends_) {
@@ -176,11 +183,48 @@ class ActivityMeter final : public StreamVisitor {
   const Timeline& timeline_;
   ActivityPicture picture_;
   std::vector<Rank> ranks_;
-  double bin_s_ = 1;
   std::uint64_t max_ends_ = 0;
 };
 
+// The replay's calls as computation (since the rank's previous exit) and MPI time.
+class PredictionMeter final : public ReplayObserver {
+ public:
+  PredictionMeter(ActivityPicture& pic, std::vector<double> starts) : pic_(pic), last_exit_(std::move(starts)) {}
+  void call(std::int32_t rank, double entry_s, double exit_s) override {
+    const int row = rank / pic_.ranks_per_row;
+    double& last = last_exit_[static_cast<std::size_t>(rank)];
+    const double entry = entry_s - pic_.zero_s, exit = std::max(entry, exit_s - pic_.zero_s);
+    add_span(pic_, pic_.predicted_compute, row, last, entry, 1.0);
+    add_span(pic_, pic_.predicted_mpi, row, entry, exit, 1.0);
+    last = exit;
+  }
+
+ private:
+  ActivityPicture& pic_;
+  std::vector<double> last_exit_;  // per rank, seconds after zero
+};
+
 }  // namespace
+
+void add_loggps_prediction(ActivityPicture& pic, const TraceDir& trace, const CalibrationParams& params) {
+  if (!params.loggps) return;
+  const auto [ranks, files] = stream_inputs(trace);
+  const Timeline timeline(ranks);
+  // Each rank starts at its MPI_Init exit, as in the replay (model/replay/replay.hpp).
+  std::vector<double> starts(ranks.size(), 0.0);
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r] && !ranks[r]->events.empty())
+      starts[r] = timeline.seconds(static_cast<int>(r), ranks[r]->events.front().t_exit) - pic.zero_s;
+  pic.predicted_compute.assign(pic.compute.size(), 0.0f);
+  pic.predicted_mpi.assign(pic.compute.size(), 0.0f);
+  PredictionMeter meter(pic, std::move(starts));
+  const Matching none;
+  const auto window = static_cast<std::uint32_t>(std::clamp<std::size_t>(
+      (std::size_t{64} << 20) / (sizeof(Event) * std::max<std::size_t>(ranks.size(), 1)), 16, kReplayWindow));
+  ReplayInput input{ranks, none, timeline, window, files, substitutes_of(trace.meta)};
+  input.observer = &meter;
+  replay_loggps(input, *params.loggps, params.cold ? *params.cold : ColdStart{});
+}
 
 ActivityPicture measure_activity(std::span<const RankTrace* const> metas, std::span<const std::string> files,
                                  const ActivityOptions& options) {

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "format/rank_trace.hpp"
+#include "model/params/params.hpp"
+#include "model/trace/trace_dir.hpp"
 
 namespace mstep::model {
 
@@ -46,6 +48,9 @@ struct ActivityPicture {
   std::vector<bool> steps_drawn;              // per row: step_ends holds every one of them
   std::uint64_t records = 0;
   std::vector<std::string> problems;          // damaged files met while reading
+  // The run as the LogGPS replay predicts it (add_loggps_prediction), rows x width like the
+  // others: computation and MPI time per bin; empty when not predicted.
+  std::vector<float> predicted_compute, predicted_mpi;
   std::size_t at(int row, int bin) const { return static_cast<std::size_t>(row) * static_cast<std::size_t>(width) + static_cast<std::size_t>(bin); }
 };
 
@@ -54,5 +59,11 @@ struct ActivityPicture {
 // (model::can_stream).
 ActivityPicture measure_activity(std::span<const RankTrace* const> metas, std::span<const std::string> files,
                                  const ActivityOptions& options);
+
+// Replays the trace under LogGPS (as `mstep report` does: its substitutes, the machine's cold
+// start, the rank files a frame at a time) and adds to `picture` each rank's predicted computation
+// and MPI time per bin, on the picture's rows, zero and span. `trace` loaded with metadata_only or
+// whole; single-threaded ranks (model::can_stream).
+void add_loggps_prediction(ActivityPicture& picture, const TraceDir& trace, const CalibrationParams& params);
 
 }  // namespace mstep::model

@@ -119,7 +119,7 @@ template <class Cost>
 class Engine {
  public:
   Engine(const ReplayInput& in, RunInfo& run, const Cost& cost, ReplayResult& out)
-      : run_(run), linker_(run), cost_(cost), out_(out), collect_waits_(in.window == 0) {
+      : run_(run), linker_(run), cost_(cost), out_(out), collect_waits_(in.window == 0), observer_(in.observer) {
     const std::size_t P = run.ranks.size();
     states_.resize(P);
     windows_.resize(P);
@@ -422,6 +422,7 @@ class Engine {
       s.pending = 0;
       if (e.op == Op::Finalize) {
         s.t = s.entry;
+        told(s);
         s.mode = Mode::Done;
         return false;
       }
@@ -483,6 +484,7 @@ class Engine {
       s.last_exit = std::max(s.last_exit, e.t_exit);
     }
     s.t = s.end;
+    told(s);
     s.pos = s.last;
     s.mode = Mode::Between;
     return true;
@@ -568,6 +570,7 @@ class Engine {
     const std::uint32_t id = s.link(p);
     if (id == kNone) {
       s.t = keep_recorded(s, e);
+      told(s);
       return true;
     }
     LiveInstance& inst = linker_.instance(id);
@@ -577,6 +580,7 @@ class Engine {
     if (!usable) {
       const Event& again = s.rec(p);  // reading other ranks leaves this window as it was
       s.t = keep_recorded(s, again);
+      told(s);
       ++unusable_collectives_;
       if (!inst.bad && inst.shape.substitute && inst.shape.algo == CollAlgo::Unsupported) ++recorded_substitutes_;
       if (++inst.finished == inst.registered) linker_.free_instance(id);
@@ -692,6 +696,7 @@ class Engine {
     }
     inst.end[s.me] = s.end;
     s.t = s.end;
+    told(s);
     if (++inst.finished == inst.shape.n) {
       uses_.add(inst, out_);
       linker_.free_instance(s.inst);
@@ -711,6 +716,12 @@ class Engine {
   const Cost cost_;
   ReplayResult& out_;
   const bool collect_waits_;  // per-message waits kept (the whole-trace form of the result)
+  ReplayObserver* const observer_;
+  // The call that just ended on rank `s` (entry s.entry, exit s.t) to the observer, if any.
+  void told(const RankState& s) {
+    if (observer_) [[unlikely]]
+      observer_->call(static_cast<std::int32_t>(&s - states_.data()), s.entry, s.t);
+  }
   std::vector<RankState> states_;
   std::vector<RankWindow> windows_;
   std::vector<std::unique_ptr<RankTrace>> loaded_;  // rank files read whole (see the constructor)

@@ -59,6 +59,15 @@ namespace mstep::model {
 // The default window: 256 records per rank were fastest here (tests/bench/replay_bench.cpp).
 inline constexpr std::uint32_t kReplayWindow = 256;
 
+// Told each call's predicted entry and exit (seconds on the common timeline, as finish_s before
+// zero is taken off), in each rank's order: for a picture of the predicted run. MPI_Finalize is
+// told with its entry as its exit.
+class ReplayObserver {
+ public:
+  virtual ~ReplayObserver() = default;
+  virtual void call(std::int32_t rank, double entry_s, double exit_s) = 0;
+};
+
 struct ReplayInput {
   std::span<const RankTrace* const> ranks;  // index = world rank; null where unreadable
   const Matching& matching;                 // match_messages() of the same ranks
@@ -76,6 +85,7 @@ struct ReplayInput {
   // The collectives libmstep ran in place of MPICH's (meta.json "collectives"): charged as they
   // ran. Default: MPICH's own.
   CollectiveSubstitutes substitutes = {};
+  ReplayObserver* observer = nullptr;  // none: nothing is told
 };
 
 // The predicted time one collective call spent waiting for the last member to arrive.

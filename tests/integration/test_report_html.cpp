@@ -63,6 +63,7 @@ TEST_CASE("report --format html: the shipped ring's page, rendered by headless C
   CHECK(count(html, "class=\"loggps-end\"") == 2);
   CHECK(count(html, "<tr class=\"model\">") == 5);
   CHECK(html.find("main (ring.c:") != std::string::npos);  // a wait hotspot at its line
+  CHECK(html.find("Below each rank: the run as the LogGPS replay predicts it") != std::string::npos);
 
   // The browser's DOM: every row and tick became an element, and the console said nothing.
   const Result dom = chromium(page, {"--dump-dom"});

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "model/analysis/activity.hpp"
+#include "model/trace/trace_dir.hpp"
 #include "trace_builders.hpp"
 
 using namespace mstep;
@@ -25,12 +26,17 @@ namespace {
 //   rank 1: computation 10 + 180 = 190; MPI 20 + 20 + 10 = 50; wait 80 + 200 = 280
 //   M-steps end: rank 0 at 510 (the barrier) and 520 (Finalize); rank 1 at 110 (its receive, as the
 //   barrier sends), 510 and 520.
-model::ActivityPicture picture(int max_rows, double ends_per_bin = 1.0 / 3) {
+std::vector<RankTrace> two_ranks() {
   std::vector<RankTrace> traces;
   traces.push_back(test::rank(0, 2, {ev(Op::Init, kNoPeer, 0, 10), ev(Op::Send, 1, 100, 110),
                                      ev(Op::Barrier, kNoPeer, 500, 520), ev(Op::Finalize, kNoPeer, 520, 530)}));
   traces.push_back(test::rank(1, 2, {ev(Op::Init, kNoPeer, 0, 10), ev(Op::Recv, 0, 20, 120),
                                      ev(Op::Barrier, kNoPeer, 300, 520), ev(Op::Finalize, kNoPeer, 520, 530)}));
+  return traces;
+}
+
+model::ActivityPicture picture(int max_rows, double ends_per_bin = 1.0 / 3, fs::path* keep = nullptr) {
+  const std::vector<RankTrace> traces = two_ranks();
   // Unique per process and call: ctest runs the test cases of this file side by side.
   static int calls = 0;
   const fs::path dir = fs::temp_directory_path() / "mstep-unit" /
@@ -51,7 +57,8 @@ model::ActivityPicture picture(int max_rows, double ends_per_bin = 1.0 / 3) {
   o.span_s = 520e-9;
   o.max_step_ends_per_bin = ends_per_bin;
   model::ActivityPicture p = model::measure_activity(ptrs, files, o);
-  fs::remove_all(dir);
+  if (keep) *keep = dir;
+  else fs::remove_all(dir);
   return p;
 }
 
@@ -102,4 +109,24 @@ TEST_CASE("activity: ranks share rows beyond max_rows, and crowded step ends are
   CHECK(crowded.steps == std::vector<std::uint64_t>{2, 3});
   CHECK(crowded.steps_drawn == std::vector<bool>{true, false});
   CHECK(crowded.step_ends[1].empty());
+}
+
+TEST_CASE("activity: the run as the LogGPS replay predicts it, worked by hand with free messages", "[activity]") {
+  fs::path dir;
+  model::ActivityPicture p = picture(128, 1.0 / 3, &dir);
+  const TraceDir trace = load_trace_dir(dir.string(), std::nullopt, {}, true);
+  model::CalibrationParams params;
+  params.loggps = model::LogGPSParams{};  // L = o = g = G = 0: a message costs nothing
+  model::add_loggps_prediction(p, trace, params);
+  fs::remove_all(dir);
+  // After zero (10): rank 0 computes 90, sends at once, computes 390 and meets rank 1 in the
+  // barrier at 480, which ends then; rank 1 computes 10, receives from 10 until the message is
+  // sent at 90, computes 180, enters the barrier at 270 and waits in it until 480.
+  REQUIRE(p.predicted_compute.size() == p.compute.size());
+  CHECK(row_sum(p, p.predicted_compute, 0) == Approx(480e-9));
+  CHECK(row_sum(p, p.predicted_mpi, 0) == Approx(0).margin(1e-15));
+  CHECK(row_sum(p, p.predicted_compute, 1) == Approx(190e-9));
+  CHECK(row_sum(p, p.predicted_mpi, 1) == Approx(290e-9));
+  CHECK(p.predicted_mpi[p.at(1, 30)] == Approx(10e-9));  // [300, 310): in the barrier
+  CHECK(p.predicted_mpi[p.at(1, 49)] == Approx(0).margin(1e-15));  // [490, 500): after Finalize's entry
 }

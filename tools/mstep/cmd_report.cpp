@@ -164,7 +164,7 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
 
 // The page, with the timeline measured in one more streaming pass over the rank files.
 void write_html(const TraceDir& trace, const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file,
-                const std::string& output) {
+                const model::CalibrationParams* params, const std::string& output) {
   HtmlReport page;
   page.report = &rep;
   page.hotspots = &hot;
@@ -181,6 +181,7 @@ void write_html(const TraceDir& trace, const Report& rep, const std::vector<Hots
     model::ActivityOptions options;
     options.span_s = rep.actual_s;
     picture = model::measure_activity(ranks, files, options);
+    if (params) model::add_loggps_prediction(*picture, trace, *params);
     page.picture = &*picture;
   }
   if (output.empty()) {
@@ -241,7 +242,7 @@ void add_report(CLI::App& app) {
     const auto hot = resolve_hotspots(trace, rep);
     if (o->format == "json") fmt::print("{}\n", to_json(rep, hot, params_file).dump(2));
     else if (o->format == "csv") print_csv(rep, hot);
-    else if (o->format == "html") write_html(trace, rep, hot, params_file, o->output);
+    else if (o->format == "html") write_html(trace, rep, hot, params_file, params ? &*params : nullptr, o->output);
     else print_text(rep, hot, params_file, o->top);
     TraceDir problems;
     problems.problems = rep.problems;

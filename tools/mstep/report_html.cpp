@@ -81,46 +81,11 @@ std::pair<const char*, int> look(double c, double m, double w, double capacity) 
   return {colour, std::clamp(static_cast<int>(std::lround(4 * total / capacity)), 1, 4)};
 }
 
-// Each rank's M-steps as MPM predicts them, by pixel: computation first, then communication.
-struct PredictedBins {
-  std::vector<float> compute, comm;
-  bool any = false;
-};
-
-PredictedBins mpm_bins(const Report& rep, const ActivityPicture& pic) {
-  PredictedBins p;
-  if (pic.ranks_per_row != 1 || rep.streamed || rep.steps.empty()) return p;
-  p.compute.assign(pic.compute.size(), 0.0f);
-  p.comm.assign(pic.compute.size(), 0.0f);
-  const double bin_s = pic.span_s / pic.width;
-  auto add = [&](std::vector<float>& v, int row, double a, double b) {
-    a = std::max(a, 0.0), b = std::min(b, pic.span_s);
-    for (int bin = static_cast<int>(a / bin_s); a < b && bin < pic.width; ++bin) {
-      const double edge = std::min(b, (bin + 1) * bin_s);
-      v[pic.at(row, bin)] += static_cast<float>(edge - a);
-      a = edge;
-    }
-  };
-  std::vector<const model::StepRow*> steps;
-  for (const auto& s : rep.steps)
-    if (std::isfinite(s.mpm_end_s) && s.rank < pic.rows) steps.push_back(&s);
-  std::sort(steps.begin(), steps.end(), [](auto* a, auto* b) { return std::tie(a->rank, a->step) < std::tie(b->rank, b->step); });
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    const auto& s = *steps[i];
-    const double begin = i > 0 && steps[i - 1]->rank == s.rank ? steps[i - 1]->mpm_end_s : 0.0;
-    const double computed = begin + std::clamp(s.compute_s, 0.0, std::max(0.0, s.mpm_end_s - begin));
-    add(p.compute, s.rank, begin, computed);
-    add(p.comm, s.rank, computed, s.mpm_end_s);
-    p.any = true;
-  }
-  return p;
-}
-
 void timeline(std::string& out, const Report& rep, const ActivityPicture& pic) {
   const int row_h = pic.rows <= 16 ? 18 : pic.rows <= 64 ? 10 : 5, pred_h = std::max(2, row_h / 2), gap = row_h >= 10 ? 6 : 2;
   const int ticks = 5;  // M-step ends: ticks above each rank's bar, so they hide none of it
   const int pitch = ticks + row_h + pred_h + gap, top = 24, height = top + pic.rows * pitch + 8, width = kLabelWidth + pic.width + 16;
-  const PredictedBins mpm = mpm_bins(rep, pic);
+  const bool predicted = !pic.predicted_compute.empty();
   const double bin_s = pic.span_s / pic.width;
   auto it = std::back_inserter(out);
   fmt::format_to(it, "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
@@ -156,13 +121,14 @@ void timeline(std::string& out, const Report& rep, const ActivityPicture& pic) {
       actual.bin(b, colour, alpha);
     }
     actual.flush();
-    if (mpm.any) {
-      RunDrawer predicted(out, y + row_h + 1, pred_h);
+    if (predicted) {
+      RunDrawer below(out, y + row_h + 1, pred_h);
       for (int b = 0; b < pic.width; ++b) {
-        const auto [colour, alpha] = look(mpm.compute[pic.at(row, b)], mpm.comm[pic.at(row, b)], 0, bin_s);
-        predicted.bin(b, colour, alpha);
+        const auto [colour, alpha] = look(pic.predicted_compute[pic.at(row, b)], pic.predicted_mpi[pic.at(row, b)], 0,
+                                          bin_s * ranks_here);
+        below.bin(b, colour, alpha);
       }
-      predicted.flush();
+      below.flush();
     }
     for (const float e : pic.step_ends[static_cast<std::size_t>(row)])
       fmt::format_to(it, "<line class=\"mstep-end\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>",
@@ -188,8 +154,8 @@ void timeline(std::string& out, const Report& rep, const ActivityPicture& pic) {
   if (pic.ranks_per_row > 1) how += fmt::format("; each row sums {} ranks", pic.ranks_per_row);
   how += ". A column shows the activity that took most of its time, paler where the ranks were in none of them "
          "(before MPI_Init's end, after MPI_Finalize's start).";
-  if (mpm.any) how += " Below each rank: its M-steps as MPM predicts them, computation first.";
-  else how += " MPM's steps are drawn below each rank only when every rank has a row of its own and the report holds every step (not streamed).";
+  if (predicted) how += " Below each rank: the run as the LogGPS replay predicts it (computation, and time in MPI calls in one colour: the replay does not tell waiting from moving data).";
+  else how += " The LogGPS prediction is drawn below each rank when the parameters have LogGPS.";
   std::uint64_t steps = 0;
   for (const auto n : pic.steps) steps += n;
   if (static_cast<std::uint64_t>(drawn_ends) < steps)

@@ -1,7 +1,7 @@
 // `mstep report --format html`: the report as one self-contained page (inline SVG and CSS, no
 // script, nothing fetched): the run's timeline per rank in the manner of Roda et al.'s Figure 1
-// (computation, communication and wait, M-step ends; below each rank its M-steps as MPM predicts
-// them and where LogGPS predicts it ends), predicted against actual per model, the wait hotspots
+// (computation, communication and wait, M-step ends; below each rank the run as the LogGPS replay
+// predicts it, and where it predicts the rank ends), predicted against actual per model, the wait hotspots
 // by call site and the M-steps that miss most. Large runs are drawn by pixel
 // (model/analysis/activity.hpp), and the page says how.
 #pragma once
