@@ -60,10 +60,10 @@ TEST_CASE("report --format html: the shipped ring's page, rendered by headless C
   REQUIRE(steps >= 60);
   CHECK(count(html, "class=\"rank-row\"") == 2);
   CHECK(count(html, "class=\"mstep-end\"") == static_cast<std::size_t>(steps));
-  CHECK(count(html, "class=\"loggps-end\"") == 2);
+  CHECK(count(html, "class=\"predicted-end\"") == 2);
   CHECK(count(html, "<tr class=\"model\">") == 5);
   CHECK(html.find("main (ring.c:") != std::string::npos);  // a wait hotspot at its line
-  CHECK(html.find("Below each rank: the run as the LogGPS replay predicts it") != std::string::npos);
+  CHECK(html.find("Below each rank, top to bottom: the run as LogGPS predicts it") != std::string::npos);
 
   // The browser's DOM: every row and tick became an element, and the console said nothing.
   const Result dom = chromium(page, {"--dump-dom"});
@@ -110,4 +110,29 @@ TEST_CASE("report --format html: bad output paths and options fail in one line",
   CHECK(plain.code == 0);
   CHECK(count(plain.out, "class=\"rank-row\"") == 3);
   CHECK(plain.out.find("no parameters") != std::string::npos);
+}
+
+TEST_CASE("whatif --format html: both predictions below every rank, the change named, rendered by Chromium", "[html]") {
+  INFO("Chromium is needed: bash .ci/install-deps installs it");
+  REQUIRE(fs::exists(kChromium));
+  const fs::path work = test_dir();
+  const fs::path dir = work / "random";
+  REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "4", "--events", "2000", "--pattern", "random"}).code == 0);
+  write_params(dir / "params.json");
+  const fs::path page = work / "whatif.html";
+  const Env env = no_default_params(work);
+  const Result r = run({kMstep, "whatif", dir.string(), "--set", "L=20us", "--format", "html", "-o", page.string()}, env);
+  REQUIRE(r.code == 0);
+  std::ifstream in(page);
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(html.find("<li class=\"change\">L 200 ns -&gt; 20 us</li>") != std::string::npos);
+  CHECK(count(html, "<tr class=\"model\">") == 5);
+  CHECK(count(html, "class=\"rank-row\"") == 4);
+  CHECK(count(html, "class=\"predicted-end\"") == 2 * 4);  // baseline and what-if, per rank
+  CHECK(html.find("the run as LogGPS, baseline predicts it; the run as LogGPS, what-if predicts it") != std::string::npos);
+  const Result dom = chromium(page, {"--dump-dom"});
+  REQUIRE(dom.code == 0);
+  CHECK(count(dom.out, "class=\"predicted-end\"") == 2 * 4);
+  CHECK_FALSE(console_spoke(dom));
+  check_one_line_error(run({kMstep, "whatif", dir.string(), "--set", "L=1us", "-o", "x.html"}, env), 2);
 }

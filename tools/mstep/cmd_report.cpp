@@ -17,6 +17,7 @@
 #include "tools/mstep/progress.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"
+#include "tools/mstep/html_parts.hpp"
 #include "tools/mstep/report_html.hpp"
 #include "tools/symbols/symbolizer.hpp"
 
@@ -184,16 +185,7 @@ void write_html(const TraceDir& trace, const Report& rep, const std::vector<Hots
     if (params) model::add_loggps_prediction(*picture, trace, *params);
     page.picture = &*picture;
   }
-  if (output.empty()) {
-    write_report_html(std::cout, page);
-    std::cout.flush();
-    return;
-  }
-  std::ofstream out(output, std::ios::binary);
-  if (out) write_report_html(out, page);
-  out.close();
-  if (!out) fail(1, fmt::format("cannot write {}", output));
-  std::fprintf(stderr, "mstep: wrote %s\n", output.c_str());
+  emit_page(output, [&](std::ostream& out) { write_report_html(out, page); });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <tuple>
 
@@ -14,11 +15,14 @@
 
 #include "model/analysis/report.hpp"
 #include "model/analysis/whatif.hpp"
+#include "model/analysis/activity.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/html_parts.hpp"
 #include "tools/mstep/network_options.hpp"
 #include "tools/mstep/progress.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"
+#include "tools/mstep/whatif_html.hpp"
 #include "tools/symbols/symbolizer.hpp"
 
 namespace mstep::cli {
@@ -28,15 +32,16 @@ using model::Change;
 using model::WhatIfResult;
 
 struct Options {
-  std::string dir, params, format = "text", stream = "auto";
+  std::string dir, params, format = "text", stream = "auto", output;
   NetworkOptions net;
   unsigned jobs = std::thread::hardware_concurrency() > 1 ? 2 : 1;
   std::size_t top = 16;
 };
 
 
-// A wait hotspot as users read it: one source line, summed over ranks (as in mstep report).
-struct Hotspot {
+// A wait hotspot as users read it: one source line, summed over ranks (as in mstep report), with
+// LogGPS's prediction under both parameter sets.
+struct WhatIfHotspot {
   model::WaitKind kind{};
   std::string mpi_call, function, file;
   int line = 0;
@@ -45,13 +50,13 @@ struct Hotspot {
   std::vector<std::int32_t> ranks;
 };
 
-std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const WhatIfResult& res) {
+std::vector<WhatIfHotspot> resolve_hotspots(const TraceDir& trace, const WhatIfResult& res) {
   Symbolizer sym;
-  std::map<std::tuple<int, std::string, std::string, std::string, int>, Hotspot> merged;
+  std::map<std::tuple<int, std::string, std::string, std::string, int>, WhatIfHotspot> merged;
   for (const auto& s : res.sites) {
     const SourceLocation loc = site_location(sym, trace, s.site);
     const std::string call = mpi_name(s.site.op);
-    Hotspot& h = merged[{static_cast<int>(s.site.kind), call, loc.function, loc.file, loc.line}];
+    WhatIfHotspot& h = merged[{static_cast<int>(s.site.kind), call, loc.function, loc.file, loc.line}];
     h.kind = s.site.kind;
     h.mpi_call = call;
     h.function = loc.function.empty() ? "?" : loc.function;
@@ -63,15 +68,15 @@ std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const WhatIfResult&
     h.count += s.site.count;
     if (std::find(h.ranks.begin(), h.ranks.end(), s.site.rank) == h.ranks.end()) h.ranks.push_back(s.site.rank);
   }
-  std::vector<Hotspot> out;
+  std::vector<WhatIfHotspot> out;
   for (auto& [k, h] : merged) out.push_back(std::move(h));
-  std::sort(out.begin(), out.end(), [](const Hotspot& a, const Hotspot& b) { return a.wait_s > b.wait_s; });
+  std::sort(out.begin(), out.end(), [](const WhatIfHotspot& a, const WhatIfHotspot& b) { return a.wait_s > b.wait_s; });
   return out;
 }
 
 std::string speedup_text(double s) { return std::isfinite(s) ? fmt::format("{:.4f}", s) : "inf"; }
 
-nlohmann::json to_json(const WhatIfResult& res, const model::EditedParams& ed, const std::vector<Hotspot>& hot,
+nlohmann::json to_json(const WhatIfResult& res, const model::EditedParams& ed, const std::vector<WhatIfHotspot>& hot,
                        const std::string& params_file, const std::string& network) {
   nlohmann::json j;
   j["trace"] = res.trace;
@@ -119,7 +124,7 @@ void print_csv(const WhatIfResult& res) {
 
 std::string seconds_or_dash(double s) { return std::isfinite(s) ? fmt::format("{:.6f}", s) : "-"; }
 
-void print_text(const WhatIfResult& res, const model::EditedParams& ed, const std::vector<Hotspot>& hot,
+void print_text(const WhatIfResult& res, const model::EditedParams& ed, const std::vector<WhatIfHotspot>& hot,
                 const std::string& params_file, const Options& o) {
   fmt::print("mstep whatif: {} ({} ranks, {})\n", res.trace, res.ranks, res.complete ? "complete" : "incomplete");
   fmt::print("baseline: {}\n", params_file);
@@ -162,7 +167,50 @@ void print_text(const WhatIfResult& res, const model::EditedParams& ed, const st
   for (const auto& n : res.notes) fmt::print("note: {}\n", n);
 }
 
+// The page, with the run's timeline and both LogGPS replays drawn below each rank.
+void write_html(const TraceDir& trace, const WhatIfResult& res, const model::EditedParams& ed,
+                const std::vector<WhatIfHotspot>& hot, const model::CalibrationParams& baseline,
+                const std::string& params_file, const Options& o) {
+  WhatIfHtml page;
+  page.result = &res;
+  for (const Change& c : ed.changes) page.changes.push_back(model::describe(c));
+  page.notes = ed.notes;
+  page.notes.insert(page.notes.end(), res.notes.begin(), res.notes.end());
+  page.params_file = params_file;
+  page.network = o.net.network;
+  for (const auto& h : hot)
+    page.waits.push_back({model::wait_kind_name(h.kind), h.mpi_call,
+                          h.file.empty() ? h.function : fmt::format("{} ({}:{})", h.function, path_basename(h.file), h.line),
+                          h.wait_s, h.baseline_s, h.whatif_s, h.count});
+  std::optional<model::ActivityPicture> picture;
+  double span = res.actual_s;  // wide enough for the slower of the predictions
+  for (const auto& m : res.models)
+    if (m.available && m.name == "LogGPS") span = std::max({span, m.baseline_s, m.whatif_s});
+  if (!model::can_stream(trace)) {
+    page.picture_note = "No timeline: it is drawn in a streaming pass, which does not take MPI calls from several "
+                        "threads or intercommunicators yet.";
+  } else if (!(span > 0) || !std::isfinite(span)) {
+    page.picture_note = "No timeline: the run has no time between MPI_Init and its end.";
+  } else {
+    const auto [ranks, files] = model::stream_inputs(trace);
+    model::ActivityOptions options;
+    options.span_s = span;
+    picture = model::measure_activity(ranks, files, options);
+    model::add_loggps_prediction(*picture, trace, ed.params);
+    page.whatif_compute = std::move(picture->predicted_compute);
+    page.whatif_mpi = std::move(picture->predicted_mpi);
+    model::add_loggps_prediction(*picture, trace, baseline);
+    if (page.whatif_compute.empty() || picture->predicted_compute.empty()) {
+      page.picture_note = "No timeline: both parameter sets need LogGPS parameters.";
+    } else {
+      page.picture = &*picture;
+    }
+  }
+  emit_page(o.output, [&](std::ostream& out) { write_whatif_html(out, page); });
+}
+
 void run(const Options& o) {
+  if (!o.output.empty() && o.format != "html") fail(2, "-o/--output goes with --format html");
   if (!o.net.any())
     fail(2, "whatif: nothing to change: give --set NAME=VALUE, --scale NAME=FACTOR, --network FILE or --no-cold");
   const std::vector<model::Edit> edits = parse_edits(o.net);
@@ -180,6 +228,7 @@ void run(const Options& o) {
   const auto hot = resolve_hotspots(trace, res);
   if (o.format == "json") fmt::print("{}\n", to_json(res, ed, hot, params_file, o.net.network).dump(2));
   else if (o.format == "csv") print_csv(res);
+  else if (o.format == "html") write_html(trace, res, ed, hot, baseline, params_file, o);
   else print_text(res, ed, hot, params_file, o);
   TraceDir problems;
   problems.problems = res.problems;
@@ -196,7 +245,9 @@ void add_whatif(CLI::App& app) {
   cmd->add_option("--params", o->params,
                   "Baseline parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
                   "~/.config/mstep/params.json)");
-  cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
+  cmd->add_option("--format", o->format, "Output format: text, json, csv or html (one self-contained page)")
+      ->check(CLI::IsMember({"text", "json", "csv", "html"}));
+  cmd->add_option("-o,--output", o->output, "With --format html: write the page to FILE (default: standard output)");
   cmd->add_option("--stream", o->stream,
                   fmt::format("Read the records a frame at a time, holding only what is in flight: yes, no, or auto "
                               "(above {} records)", model::kStreamAboveRecords))
