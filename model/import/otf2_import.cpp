@@ -13,33 +13,14 @@
 
 #include "format/rank_trace.hpp"
 #include "model/export/otf2.hpp"
+#include "model/import/otf2_archive.hpp"
+#include "model/import/otf2_clocks.hpp"
 
 namespace mstep::model {
 namespace {
 namespace fs = std::filesystem;
 
-void check(OTF2_ErrorCode code, const char* what) {
-  if (code != OTF2_SUCCESS) throw Otf2Error(fmt::format("OTF2 {}: {}: {}", what, OTF2_Error_GetName(code), OTF2_Error_GetDescription(code)));
-}
-OTF2_ErrorCode quiet(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char*, va_list) { return code; }
-
-struct ReaderCloser {
-  void operator()(OTF2_Reader* r) const noexcept { OTF2_Reader_Close(r); }
-};
-
-// What the global definitions say.
-struct Definitions {
-  std::unordered_map<OTF2_StringRef, std::string> strings;
-  std::unordered_map<OTF2_RegionRef, OTF2_StringRef> region_name;
-  struct Group {
-    OTF2_GroupType type{};
-    std::vector<std::uint64_t> members;
-  };
-  std::unordered_map<OTF2_GroupRef, Group> groups;
-  std::vector<std::pair<OTF2_CommRef, OTF2_GroupRef>> comms;  // in definition order
-  std::vector<std::uint64_t> mpi_locations;                    // world rank -> location
-  std::uint64_t resolution = 1'000'000'000;
-};
+using otf2::Definitions;
 
 // One MPI call as OTF2 told it, before it becomes records.
 struct Message {
@@ -59,19 +40,14 @@ class RankReader {
     trace_.header.world_size = world;
     trace_.header.clock_kind = 1;
     trace_.header.ticks_per_second = static_cast<double>(defs.resolution);
-    // Communicators holding this rank, MPI_COMM_WORLD (the first of all ranks in order) first.
-    std::optional<std::size_t> world_at;
-    for (std::size_t i = 0; i < defs.comms.size(); ++i) {
-      const std::vector<std::int32_t> m = members(defs.comms[i].second);
-      if (!world_at && static_cast<int>(m.size()) == world && std::is_sorted(m.begin(), m.end()) &&
-          (m.empty() || (m.front() == 0 && m.back() == world - 1)))
-        world_at = i;
-    }
-    if (world_at) add_comm(defs.comms[*world_at].first, members(defs.comms[*world_at].second));
-    for (std::size_t i = 0; i < defs.comms.size(); ++i) {
-      if (world_at && i == *world_at) continue;
-      const std::vector<std::int32_t> m = members(defs.comms[i].second);
-      if (std::find(m.begin(), m.end(), rank) != m.end()) add_comm(defs.comms[i].first, m);
+    // Communicators holding this rank, MPI_COMM_WORLD first.
+    const std::optional<OTF2_CommRef> world_ref = otf2::world_comm(defs);
+    for (const auto& [comm, group] : defs.comms)
+      if (world_ref && comm == *world_ref) add_comm(comm, otf2::members(defs, group, rank));
+    for (const auto& [comm, group] : defs.comms) {
+      if (world_ref && comm == *world_ref) continue;
+      const std::vector<std::int32_t> m = otf2::members(defs, group, rank);
+      if (std::find(m.begin(), m.end(), rank) != m.end()) add_comm(comm, m);
     }
   }
 
@@ -116,7 +92,9 @@ class RankReader {
     last_seen_ = std::max(last_seen_, t);
   }
 
-  RankTrace& finish() {
+  // `sync`: clock samples that put the rank on the common clock (model/import/otf2_clocks.hpp);
+  // empty: the archive's own clock, shared by all ranks.
+  RankTrace& finish(const std::vector<ClockSync>& sync = {}) {
     // Tools that start tracing inside MPI_Init (EZTrace) record neither it nor MPI_Finalize: the
     // rank's life is then marked by an MPI_Init ending at its first event and an MPI_Finalize at
     // its last, as mstep's analyses time a run from one to the other.
@@ -141,8 +119,14 @@ class RankReader {
         return static_cast<std::int64_t>(std::llround(static_cast<double>(ticks) * 1e9 / static_cast<double>(defs_.resolution)));
       };
       const std::uint64_t first = trace_.events.front().t_enter, last = trace_.events.back().t_exit;
-      trace_.clocks.push_back(ClockSync{ClockSync::AtInit, first, ns(first), 0, 0});
-      trace_.clocks.push_back(ClockSync{ClockSync::AtFinalize, last, ns(last), 0, 0});
+      if (sync.empty()) {
+        trace_.clocks.push_back(ClockSync{ClockSync::AtInit, first, ns(first), 0, 0});
+        trace_.clocks.push_back(ClockSync{ClockSync::AtFinalize, last, ns(last), 0, 0});
+      } else {
+        trace_.clocks = sync;
+        if (sync.size() == 1)  // one offset throughout: a second sample at the rank's last tick
+          trace_.clocks.push_back(ClockSync{ClockSync::AtFinalize, last, ns(last), sync.front().offset_ns, 0});
+      }
     }
     return trace_;
   }
@@ -155,14 +139,6 @@ class RankReader {
   }
 
  private:
-  std::vector<std::int32_t> members(OTF2_GroupRef g) const {
-    std::vector<std::int32_t> out;
-    const auto it = defs_.groups.find(g);
-    if (it == defs_.groups.end()) return out;
-    if (it->second.type == OTF2_GROUP_TYPE_COMM_SELF) return {rank_};
-    for (const std::uint64_t m : it->second.members) out.push_back(static_cast<std::int32_t>(m));
-    return out;
-  }
   void add_comm(OTF2_CommRef ref, const std::vector<std::int32_t>& world_ranks) {
     const auto id = static_cast<std::uint16_t>(trace_.comms.size());
     local_[ref] = id;
@@ -356,88 +332,30 @@ std::string otf2_anchor(const std::string& anchor) {
   return found;
 }
 
-Otf2ImportSummary import_otf2(const std::string& anchor_given, const std::string& out_dir) {
+Otf2ImportSummary import_otf2(const std::string& anchor_given, const std::string& out_dir, bool keep_clocks) {
   const std::string anchor = otf2_anchor(anchor_given);
-  OTF2_Error_RegisterCallback(quiet, nullptr);
-  std::unique_ptr<OTF2_Reader, ReaderCloser> reader(OTF2_Reader_Open(anchor.c_str()));
-  if (!reader) throw Otf2Error(fmt::format("{} is not an OTF2 archive libotf2 can open", anchor));
-  check(OTF2_Reader_SetSerialCollectiveCallbacks(reader.get()), "SetSerialCollectiveCallbacks");
-  Otf2ImportSummary sum;
-  {
-    char* creator = nullptr;
-    if (OTF2_Reader_GetCreator(reader.get(), &creator) == OTF2_SUCCESS && creator) sum.creator = creator, free(creator);
-  }
-
+  const Otf2Clocks clocks = keep_clocks ? Otf2Clocks{} : check_otf2_clocks(anchor);
   Definitions defs;
-  OTF2_GlobalDefReader* gdr = OTF2_Reader_GetGlobalDefReader(reader.get());
-  if (!gdr) throw Otf2Error(fmt::format("{}: no global definitions", anchor));
-  OTF2_GlobalDefReaderCallbacks* gcb = OTF2_GlobalDefReaderCallbacks_New();
-  OTF2_GlobalDefReaderCallbacks_SetStringCallback(gcb, [](void* d, OTF2_StringRef self, const char* s) {
-    static_cast<Definitions*>(d)->strings[self] = s ? s : "";
-    return OTF2_CALLBACK_SUCCESS;
-  });
-  OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(gcb, [](void* d, uint64_t resolution, uint64_t, uint64_t, uint64_t) {
-    if (resolution) static_cast<Definitions*>(d)->resolution = resolution;
-    return OTF2_CALLBACK_SUCCESS;
-  });
-  OTF2_GlobalDefReaderCallbacks_SetRegionCallback(gcb, [](void* d, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef,
-                                                          OTF2_StringRef, OTF2_RegionRole, OTF2_Paradigm, OTF2_RegionFlag,
-                                                          OTF2_StringRef, uint32_t, uint32_t) {
-    static_cast<Definitions*>(d)->region_name[self] = name;
-    return OTF2_CALLBACK_SUCCESS;
-  });
-  OTF2_GlobalDefReaderCallbacks_SetGroupCallback(gcb, [](void* d, OTF2_GroupRef self, OTF2_StringRef, OTF2_GroupType type,
-                                                         OTF2_Paradigm paradigm, OTF2_GroupFlag, uint32_t n, const uint64_t* members) {
-    auto& known = *static_cast<Definitions*>(d);
-    known.groups[self] = {type, std::vector<std::uint64_t>(members, members + n)};
-    if (type == OTF2_GROUP_TYPE_COMM_LOCATIONS && paradigm == OTF2_PARADIGM_MPI) known.mpi_locations.assign(members, members + n);
-    return OTF2_CALLBACK_SUCCESS;
-  });
-  OTF2_GlobalDefReaderCallbacks_SetCommCallback(gcb, [](void* d, OTF2_CommRef self, OTF2_StringRef, OTF2_GroupRef group,
-                                                        OTF2_CommRef, OTF2_CommFlag) {
-    static_cast<Definitions*>(d)->comms.emplace_back(self, group);
-    return OTF2_CALLBACK_SUCCESS;
-  });
-  check(OTF2_Reader_RegisterGlobalDefCallbacks(reader.get(), gdr, gcb, &defs), "RegisterGlobalDefCallbacks");
-  OTF2_GlobalDefReaderCallbacks_Delete(gcb);
-  std::uint64_t read = 0;
-  check(OTF2_Reader_ReadAllGlobalDefinitions(reader.get(), gdr, &read), "ReadAllGlobalDefinitions");
-  OTF2_Reader_CloseGlobalDefReader(reader.get(), gdr);
-  if (defs.mpi_locations.empty())
-    throw Otf2Error(fmt::format("{} has no MPI ranks (no COMM_LOCATIONS group of paradigm MPI)", anchor));
-
+  const otf2::ReaderPtr reader = otf2::open(anchor, defs);
+  Otf2ImportSummary sum;
+  sum.creator = defs.creator;
+  sum.clocks = clocks.why;
   sum.ranks = static_cast<int>(defs.mpi_locations.size());
   sum.ticks_per_second = static_cast<double>(defs.resolution);
-  for (const std::uint64_t loc : defs.mpi_locations) check(OTF2_Reader_SelectLocation(reader.get(), loc), "SelectLocation");
-  const bool local_defs = OTF2_Reader_OpenDefFiles(reader.get()) == OTF2_SUCCESS;
-  check(OTF2_Reader_OpenEvtFiles(reader.get()), "OpenEvtFiles");
   OTF2_EvtReaderCallbacks* ecb = event_callbacks();
-  for (int rank = 0; rank < sum.ranks; ++rank) {
-    const std::uint64_t loc = defs.mpi_locations[static_cast<std::size_t>(rank)];
-    if (local_defs) {
-      // Mapping tables of the local definitions (Score-P), applied by libotf2 to the events.
-      if (OTF2_DefReader* dr = OTF2_Reader_GetDefReader(reader.get(), loc)) {
-        std::uint64_t n = 0;
-        OTF2_Reader_ReadAllLocalDefinitions(reader.get(), dr, &n);
-        OTF2_Reader_CloseDefReader(reader.get(), dr);
-      }
-    }
-    OTF2_EvtReader* er = OTF2_Reader_GetEvtReader(reader.get(), loc);
-    if (!er) throw Otf2Error(fmt::format("{}: no events of rank {} (location {})", anchor, rank, loc));
-    RankReader rr(defs, rank, sum.ranks, sum.skipped);
-    check(OTF2_Reader_RegisterEvtCallbacks(reader.get(), er, ecb, &rr), "RegisterEvtCallbacks");
-    std::uint64_t n = 0;
-    check(OTF2_Reader_ReadAllLocalEvents(reader.get(), er, &n), "ReadAllLocalEvents");
-    OTF2_Reader_CloseEvtReader(reader.get(), er);
-    if (n > rr.handled) sum.skipped["events of other kinds (OpenMP, I/O, metrics, RMA, ...)"] += n - rr.handled;
-    RankTrace& t = rr.finish();
-    sum.synthesized += rr.synthesized;
-    sum.records += t.events.size();
-    write_rank_trace((fs::path(out_dir) / rank_file_name(rank)).string(), t);
-  }
+  std::optional<RankReader> rr;
+  otf2::read_ranks(
+      reader.get(), defs, anchor, ecb,
+      [&](int rank) -> void* { return &rr.emplace(defs, rank, sum.ranks, sum.skipped); },
+      [&](int rank, std::uint64_t n) {
+        if (n > rr->handled) sum.skipped["events of other kinds (OpenMP, I/O, metrics, RMA, ...)"] += n - rr->handled;
+        RankTrace& t = rr->finish(clocks.aligned ? clocks.samples[static_cast<std::size_t>(rank)] : std::vector<ClockSync>{});
+        sum.synthesized += rr->synthesized;
+        sum.records += t.events.size();
+        write_rank_trace((fs::path(out_dir) / rank_file_name(rank)).string(), t);
+        rr.reset();
+      });
   OTF2_EvtReaderCallbacks_Delete(ecb);
-  OTF2_Reader_CloseEvtFiles(reader.get());
-  if (local_defs) OTF2_Reader_CloseDefFiles(reader.get());
   return sum;
 }
 

@@ -13,7 +13,9 @@
 //     into the rank's own; an Irecv takes the source and tag of the message that completed it;
 //   - communicators are the archive's Comm definitions whose group holds the rank, numbered per
 //     rank in definition order with MPI_COMM_WORLD first;
-//   - time: the archive's ticks at its timer resolution, one clock for all ranks;
+//   - time: the archive's ticks at its timer resolution; where its ranks' clocks disagree (a
+//     collective of all ranks left by one before another entered it: EZTrace), each rank's clock
+//     is aligned at those collectives (model/import/otf2_clocks.hpp) unless `keep_clocks`;
 //   - a rank whose archive has no MPI_Init (MPI_Finalize) gets one ending at (starting at) its
 //     first (last) event of any kind: EZTrace starts tracing inside MPI_Init.
 // Everything else is counted by kind in `skipped`: regions that are not MPI calls mstep models
@@ -33,13 +35,14 @@ struct Otf2ImportSummary {
   std::string creator;
   double ticks_per_second = 0;  // the archive's timer resolution
   int synthesized = 0;          // MPI_Init/MPI_Finalize records added (the archive had none)
+  std::string clocks;           // how the ranks' clocks were aligned (model/import/otf2_clocks.hpp); "" if not
   std::map<std::string, std::uint64_t> skipped;  // kind -> count
 };
 
 // `anchor`: the archive's .otf2 anchor file, or a directory holding exactly one. Writes rank files
 // (and nothing else) into `out_dir`, which must exist. Throws Otf2Error (model/export/otf2.hpp) on
 // an archive libotf2 cannot read or one without MPI ranks.
-Otf2ImportSummary import_otf2(const std::string& anchor, const std::string& out_dir);
+Otf2ImportSummary import_otf2(const std::string& anchor, const std::string& out_dir, bool keep_clocks = false);
 
 // The anchor file `anchor` names (itself, or the one .otf2 file in that directory); throws
 // Otf2Error when there is none or more than one.

@@ -20,6 +20,7 @@ namespace fs = std::filesystem;
 struct ImportOptions {
   std::string otf2, out;
   bool force = false;
+  bool keep_clocks = false;
 };
 
 int run_import(const ImportOptions& o) {
@@ -44,7 +45,7 @@ int run_import(const ImportOptions& o) {
   }
   model::Otf2ImportSummary s;
   try {
-    s = model::import_otf2(anchor, o.out);
+    s = model::import_otf2(anchor, o.out, o.keep_clocks);
   } catch (const model::Otf2Error& e) {
     std::fprintf(stderr, "mstep: cannot import %s: %s\n", anchor.c_str(), e.what());
     return 1;
@@ -63,11 +64,13 @@ int run_import(const ImportOptions& o) {
       {"clock", "otf2"},
       {"ticks_per_second", s.ticks_per_second},
       {"stack_depth", 0},
-      {"imported", {{"format", "otf2"}, {"archive", anchor}, {"creator", s.creator}, {"skipped", skipped}}},
+      {"imported", {{"format", "otf2"}, {"archive", anchor}, {"creator", s.creator}, {"skipped", skipped},
+                    {"clocks", s.clocks.empty() ? "as recorded" : s.clocks}}},
       {"complete", true},
       {"write_failed_ranks", 0},
   };
   std::ofstream(dir / kMetaFileName) << meta.dump(2) << "\n";
+  if (!s.clocks.empty()) std::fprintf(stderr, "mstep: note: %s\n", s.clocks.c_str());
   if (s.synthesized)
     std::fprintf(stderr, "mstep: note: %d MPI_Init/MPI_Finalize records added at the ranks' first and last events "
                  "(the archive has none)\n", s.synthesized);
@@ -87,6 +90,9 @@ void add_import(CLI::App& app) {
   cmd->add_option("--otf2", o->otf2, "OTF2 archive: its .otf2 anchor file, or the directory holding it")->required();
   cmd->add_option("-o,--output", o->out, "Trace directory to write")->required();
   cmd->add_flag("-f,--force", o->force, "Overwrite an existing trace directory");
+  cmd->add_flag("--keep-clocks", o->keep_clocks,
+                "Take the archive's timestamps as they are, even where its ranks' clocks disagree (by default they "
+                "are aligned at the collectives of all ranks)");
   cmd->callback([o] {
     if (const int code = run_import(*o)) throw CLI::RuntimeError(code);
   });
