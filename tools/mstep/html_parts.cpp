@@ -1,6 +1,7 @@
 #include "tools/mstep/html_parts.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -53,28 +54,43 @@ double tick_step(double span, int n) {
 }
 
 // Runs of bins of one colour and strength drawn as one rectangle each.
+// Runs of bins of one colour and strength, drawn as one <path> per colour and strength for the
+// whole row (a run costs about 20 bytes: a page of 128 busy rows stays a few MB).
 class RunDrawer {
  public:
   RunDrawer(std::string& out, int y, int h) : out_(out), y_(y), h_(h) {}
   void bin(int x, const char* colour, int alpha_quarters) {
-    if (colour != colour_ || alpha_quarters != alpha_ || x != end_) flush();
+    if (colour != colour_ || alpha_quarters != alpha_ || x != end_) close_run();
     if (!colour || alpha_quarters == 0) return;
     if (start_ < 0) start_ = x, colour_ = colour, alpha_ = alpha_quarters;
     end_ = x + 1;
   }
-  void flush() {
-    if (start_ >= 0)
-      fmt::format_to(std::back_inserter(out_), "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"{}/>",
-                     kLabelWidth + start_, y_, end_ - start_, h_, colour_,
-                     alpha_ == 4 ? "" : fmt::format(" fill-opacity=\"{}\"", alpha_ / 4.0));
-    start_ = -1, colour_ = nullptr, alpha_ = 0, end_ = -1;
+  void finish() {
+    close_run();
+    for (std::size_t k = 0; k < paths_.size(); ++k) {
+      if (paths_[k].empty()) continue;
+      const int alpha = static_cast<int>(k % 4) + 1;
+      fmt::format_to(std::back_inserter(out_), "<path fill=\"{}\"{} d=\"{}\"/>", kColours[k / 4],
+                     alpha == 4 ? "" : fmt::format(" fill-opacity=\"{}\"", alpha / 4.0), paths_[k]);
+      paths_[k].clear();
+    }
   }
 
  private:
+  static constexpr const char* kColours[] = {kCompute, kComm, kWait};
+  void close_run() {
+    if (start_ >= 0) {
+      const std::size_t c = colour_ == kCompute ? 0 : colour_ == kComm ? 1 : 2;
+      fmt::format_to(std::back_inserter(paths_[c * 4 + static_cast<std::size_t>(alpha_ - 1)]), "M{} {}h{}v{}h-{}z",
+                     kLabelWidth + start_, y_, end_ - start_, h_, end_ - start_);
+    }
+    start_ = -1, colour_ = nullptr, alpha_ = 0, end_ = -1;
+  }
   std::string& out_;
   int y_, h_;
   int start_ = -1, end_ = -1, alpha_ = 0;
   const char* colour_ = nullptr;
+  std::array<std::string, 12> paths_;  // colour x strength
 };
 
 // The dominant activity of a bin and how busy it was (quarters of the bin's capacity, at least 1).
@@ -153,7 +169,7 @@ void html_timeline(std::string& out, const ActivityPicture& pic, int ranks, std:
                                         pic.wait[pic.at(row, b)], bin_s * ranks_here);
       actual.bin(b, colour, alpha);
     }
-    actual.flush();
+    actual.finish();
     for (const float e : pic.step_ends[static_cast<std::size_t>(row)])
       fmt::format_to(it, "<line class=\"mstep-end\" x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\"/>",
                      kLabelWidth + e / bin_s, y - ticks, y - 1);
@@ -165,7 +181,7 @@ void html_timeline(std::string& out, const ActivityPicture& pic, int ranks, std:
         const auto [colour, alpha] = look((*band.compute)[pic.at(row, b)], (*band.mpi)[pic.at(row, b)], 0, bin_s * ranks_here);
         below.bin(b, colour, alpha);
       }
-      below.flush();
+      below.finish();
       if (band.rank_end_s && !band.rank_end_s->empty()) {
         double end = 0;
         for (int r = first; r <= last && r < static_cast<int>(band.rank_end_s->size()); ++r)
