@@ -27,14 +27,12 @@ struct Call {
   OTF2_TimeStamp enter = 0, exit = 0;
 };
 
-// One rank's collectives of all ranks: the first and the last, and how many.
+// One rank's collectives of all ranks, in call order.
 struct Scan {
   OTF2_CommRef world = 0;
   OTF2_TimeStamp entered = 0;
   bool in_one = false;
-  std::optional<Call> first, last;
-  std::uint64_t count = 0;
-  OTF2_TimeStamp begin = std::numeric_limits<OTF2_TimeStamp>::max(), end = 0;  // the rank's first and last Enter/Leave
+  std::vector<Call> calls;
 };
 
 Scan& scan_of(void* d) { return *static_cast<Scan*>(d); }
@@ -50,9 +48,7 @@ Otf2Clocks check_otf2_clocks(const std::string& anchor) {
   if (!world || P < 2) return out;
   OTF2_EvtReaderCallbacks* cb = OTF2_EvtReaderCallbacks_New();
   OTF2_EvtReaderCallbacks_SetEnterCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* d, OTF2_AttributeList*, OTF2_RegionRef) {
-    Scan& s = scan_of(d);
-    s.entered = t;
-    s.begin = std::min(s.begin, t);
+    scan_of(d).entered = t;
     return OTF2_CALLBACK_SUCCESS;
   });
   OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d,
@@ -64,68 +60,60 @@ Otf2Clocks check_otf2_clocks(const std::string& anchor) {
   });
   OTF2_EvtReaderCallbacks_SetLeaveCallback(cb, [](OTF2_LocationRef, OTF2_TimeStamp t, uint64_t, void* d, OTF2_AttributeList*, OTF2_RegionRef) {
     Scan& s = scan_of(d);
-    s.end = std::max(s.end, t);
-    if (!s.in_one) return OTF2_CALLBACK_SUCCESS;
-    s.in_one = false;
-    const Call call{s.entered, t};
-    if (!s.first) s.first = call;
-    s.last = call;
-    ++s.count;
+    if (s.in_one) s.calls.push_back({s.entered, t}), s.in_one = false;
     return OTF2_CALLBACK_SUCCESS;
   });
-  std::vector<Scan> scans(P);
+  // Rank r's offset d (added to its clock, rank 0's is 0) must let every member leave each such
+  // collective after the last one entered it: d >= enter0 - exit_r and d <= exit0 - enter_r, for
+  // every instance k (the k-th on every member). Each rank is compared with rank 0 as it is read,
+  // so only rank 0's list is kept.
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  std::vector<double> lo(P, -kNone), hi(P, kNone);
+  Scan rank0, other;
+  bool missing = false;
   otf2::read_ranks(
       reader.get(), defs, anchor, cb,
       [&](int rank) -> void* {
-        scans[static_cast<std::size_t>(rank)].world = *world;
-        return &scans[static_cast<std::size_t>(rank)];
+        Scan& s = rank == 0 ? rank0 : other;
+        s = Scan{};
+        s.world = *world;
+        return &s;
       },
-      [](int, std::uint64_t) {});
+      [&](int rank, std::uint64_t) {
+        if (rank == 0) {
+          missing = missing || rank0.calls.empty();
+          return;
+        }
+        const std::size_t n = std::min(rank0.calls.size(), other.calls.size());
+        missing = missing || n == 0;
+        for (std::size_t k = 0; k < n; ++k) {
+          const Call &a = rank0.calls[k], &b = other.calls[k];
+          lo[static_cast<std::size_t>(rank)] = std::max(lo[static_cast<std::size_t>(rank)], static_cast<double>(a.enter) - static_cast<double>(b.exit));
+          hi[static_cast<std::size_t>(rank)] = std::min(hi[static_cast<std::size_t>(rank)], static_cast<double>(a.exit) - static_cast<double>(b.enter));
+        }
+      });
   OTF2_EvtReaderCallbacks_Delete(cb);
-  for (const Scan& s : scans)
-    if (!s.first) return out;  // a rank without one: nothing to tell the clocks by
-
-  // The clocks disagree where a member left a collective before another entered it.
-  auto disagreement = [&](bool last) {
-    OTF2_TimeStamp latest_entry = 0, earliest_exit = std::numeric_limits<OTF2_TimeStamp>::max();
-    std::size_t late = 0, early = 0;
-    for (std::size_t r = 0; r < P; ++r) {
-      const Call& c = last ? *scans[r].last : *scans[r].first;
-      if (c.enter >= latest_entry) latest_entry = c.enter, late = r;
-      if (c.exit < earliest_exit) earliest_exit = c.exit, early = r;
-    }
-    return std::make_tuple(latest_entry > earliest_exit ? latest_entry - earliest_exit : 0, early, late);
-  };
-  const bool same_count = std::all_of(scans.begin(), scans.end(), [&](const Scan& s) { return s.count == scans[0].count; });
-  const auto [gap, early, late] = disagreement(false);
-  const auto [gap_last, early_last, late_last] = same_count ? disagreement(true) : std::make_tuple(OTF2_TimeStamp{0}, std::size_t{0}, std::size_t{0});
-  if (gap == 0 && gap_last == 0) return out;
-
+  if (missing) return out;  // a rank without one: nothing to tell the clocks by
+  std::size_t worst = 0;
+  double worst_gap = 0;  // ticks by which the archive's own clocks break the rule
+  for (std::size_t r = 1; r < P; ++r) {
+    const double gap = std::max(lo[r], -hi[r]);
+    if (gap > worst_gap) worst_gap = gap, worst = r;
+  }
+  if (worst_gap <= 0) return out;
+  // The middle of each rank's interval (of the bounds' middle, should the intervals cross: the
+  // clocks drift, or the archive's collectives overlap).
   const double ns_per_tick = 1e9 / static_cast<double>(defs.resolution);
-  auto ns = [&](OTF2_TimeStamp t) { return static_cast<std::int64_t>(std::llround(static_cast<double>(t) * ns_per_tick)); };
   out.aligned = true;
   out.samples.resize(P);
-  auto align_at = [&](bool last, ClockSync::When when) {
-    OTF2_TimeStamp ref = 0;
-    for (const Scan& s : scans) ref = std::max(ref, (last ? *s.last : *s.first).exit);
-    for (std::size_t r = 0; r < P; ++r) {
-      const OTF2_TimeStamp exit = (last ? *scans[r].last : *scans[r].first).exit;
-      out.samples[r].push_back(ClockSync{when, exit, ns(exit), ns(ref) - ns(exit), 0});
-    }
-  };
-  align_at(false, ClockSync::AtInit);
-  // A drift only from collectives far apart: two close together (the end of a run) would
-  // extrapolate their noise over the whole run.
-  const bool two = same_count && scans[0].count > 1 && std::all_of(scans.begin(), scans.end(), [](const Scan& s) {
-    return 2 * (s.last->exit - s.first->exit) >= s.end - s.begin;
-  });
-  if (two) align_at(true, ClockSync::AtFinalize);
-  const auto [shown_gap, shown_early, shown_late] = gap >= gap_last ? std::make_tuple(gap, early, late)
-                                                                   : std::make_tuple(gap_last, early_last, late_last);
-  out.why = fmt::format("the archive's clocks disagree (rank {} left a collective of all ranks {:.3g} us before rank {} "
-                        "entered it): each rank's clock is moved so that all leave the first{} together",
-                        shown_early, static_cast<double>(shown_gap) * ns_per_tick * 1e-3, shown_late,
-                        two ? " and the last" : "");
+  for (std::size_t r = 0; r < P; ++r) {
+    const double offset_ticks = r == 0 ? 0.0 : (lo[r] + hi[r]) / 2;
+    out.samples[r].push_back(ClockSync{ClockSync::AtInit, 0, 0, static_cast<std::int64_t>(std::llround(offset_ticks * ns_per_tick)), 0});
+  }
+  out.why = fmt::format("the archive's clocks disagree (by {:.3g} us between ranks 0 and {} at a collective of all ranks, "
+                        "left by one before the other entered it): each rank's clock is moved to the middle of what its "
+                        "collectives with rank 0 allow ({:.3g} us wide for rank {})",
+                        worst_gap * ns_per_tick * 1e-3, worst, (hi[worst] - lo[worst]) * ns_per_tick * 1e-3, worst);
   return out;
 }
 

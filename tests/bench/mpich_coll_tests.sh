@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Issue 15: MPICH's own collective tests (test/mpi/coll of its source) with libmstep's substitute
+# barriers and broadcasts. Builds the tests of its testlist that call MPI_Barrier or MPI_Bcast on
+# intracommunicators, and runs each at the rank counts the testlist gives: natively, under mstep
+# record with MPICH's collectives, and under mstep record with each pair of substitutes. A run
+# passes when it exits 0 and prints " No Errors" (MPICH's convention). Blocking calls yield (the
+# test suite's shim), so 10 ranks on 2 cores finish.
+#   MPICH_TEST_SRC=DIR tests/bench/mpich_coll_tests.sh [BUILD_DIR] [PARAMS]     (about 3 minutes)
+# DIR is test/mpi of MPICH's source; this script fetches nothing. On Debian, with a deb-src line for
+# bookworm: `apt-get source --download-only mpich`, then
+# `tar -xJf mpich_4.0.2.orig.tar.xz mpich-4.0.2/test/mpi` gives mpich-4.0.2/test/mpi.
+# PARAMS (for the auto substitutes) defaults to ~/.config/mstep/params.json.
+# Exit 1 when a test that passes natively fails under mstep.
+set -euo pipefail
+src=${MPICH_TEST_SRC:-}
+if [ -z "$src" ]; then
+  echo "mpich_coll_tests: skipped: set MPICH_TEST_SRC to MPICH's test/mpi directory (see the header)" >&2
+  exit 0
+fi
+[ -r "$src/coll/testlist.in" ] && [ -r "$src/util/mtest.c" ] ||
+  { echo "mpich_coll_tests: $src is not MPICH's test/mpi (no coll/testlist.in or util/mtest.c)" >&2; exit 2; }
+build=$(cd "${1:-build}" && pwd)
+params=$(realpath "${2:-$HOME/.config/mstep/params.json}")
+[ -r "$params" ] || { echo "mpich_coll_tests: no parameter file $params (run mstep calibrate)" >&2; exit 2; }
+shim="$build/tests/integration/progs/libyield_shim.so"
+[ -r "$shim" ] || { echo "mpich_coll_tests: $shim not built" >&2; exit 2; }
+mpiexec=${MSTEP_MPIEXEC:-mpiexec.mpich}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# What configure would have found on this machine (MPICH's tests include mpitestconf.h).
+cat >"$work/mpitestconf.h" <<'EOF'
+#define HAVE_STDLIB_H 1
+#define HAVE_STRING_H 1
+#define HAVE_STDARG_H 1
+#define HAVE_UNISTD_H 1
+#define HAVE_STDINT_H 1
+#define HAVE_INTTYPES_H 1
+#define HAVE_SYS_TIME_H 1
+#define HAVE_SYS_RESOURCE_H 1
+#define HAVE_GETRUSAGE 1
+#define HAVE_STRDUP 1
+#define HAVE_USLEEP 1
+#define HAVE_LONG_LONG 1
+#define HAVE_LONG_DOUBLE 1
+#define HAVE_MPI_WIN_CREATE 1
+#define HAVE_MPI_IO 1
+#define HAVE_PTHREAD_H 1
+#define THREAD_PACKAGE_NAME THREAD_PACKAGE_POSIX
+EOF
+
+tests="allgatherv4 bcasttest bcastzerotype coll8 coll9 coll10 coll12"
+# Barrier/broadcast pairs: "mpi/mpi" is MPICH's own under mstep; the others are libmstep's.
+settings="mpi/mpi central/flat tree:4/binomial dissemination/esssp auto/auto"
+failed=0
+printf "%-15s %5s %8s" test ranks native
+for s in $settings; do printf " %20s" "$s"; done
+echo
+for t in $tests; do
+  mpicc.mpich -O1 -w -I"$work" -I"$src/include" -o "$work/$t" "$src/coll/$t.c" "$src/util/mtest.c" \
+    "$src/util/mtest_common.c" "$src/util/mtest_single.c" -lpthread -lm ||
+    { echo "mpich_coll_tests: $t does not build" >&2; exit 2; }
+  for n in $(awk -v t="$t" '$1 == t && $3 == "" {print $2}' "$src/coll/testlist.in"); do
+    passed() { [ "$1" -eq 0 ] && grep -q " No Errors" "$2"; }
+    rc=0
+    (cd "$work" && LD_PRELOAD="$shim" timeout 120 "$mpiexec" -n "$n" "./$t") >"$work/out" 2>&1 || rc=$?
+    native=FAIL
+    passed "$rc" "$work/out" && native=ok
+    printf "%-15s %5s %8s" "$t" "$n" "$native"
+    for s in $settings; do
+      rc=0
+      (cd "$work" && MSTEP_PARAMS="$params" MSTEP_BARRIER="${s%%/*}" MSTEP_BCAST="${s#*/}" LD_PRELOAD="$shim" \
+        timeout 120 "$build/bin/mstep" record -f -o "$work/trace" -- "$mpiexec" -n "$n" "./$t") >"$work/out" 2>&1 || rc=$?
+      result=FAIL
+      passed "$rc" "$work/out" && result=ok
+      if [ "$native" = ok ] && [ "$result" != ok ]; then
+        failed=1
+        cp "$work/out" "$work/failed-$t-$n-${s//[:\/]/_}.log"
+      fi
+      printf " %20s" "$result"
+    done
+    echo
+  done
+done
+if [ "$failed" -ne 0 ]; then
+  for f in "$work"/failed-*.log; do echo "--- $(basename "$f"):" >&2; tail -5 "$f" >&2; done
+  exit 1
+fi
+echo "every test that passes natively passes under mstep with every substitute"
