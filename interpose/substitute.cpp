@@ -1,5 +1,6 @@
 #include "interpose/substitute.hpp"
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -127,11 +128,13 @@ struct TreePlan {
   }
 };
 
-// The plan of the last broadcast a thread planned: a loop that broadcasts the same size from the
-// same root on one communicator plans once. Every member computes the same one from the same inputs
-// (the parameters, the pairs, the communicator's members, the root and the size). Forgotten when
-// any private communicator is freed (g_freed_privates moves on), since a later one may reuse the
-// handle.
+// The plans a thread made, in a small table indexed by communicator, root and size: a loop that
+// broadcasts from the same roots (one, or every member in turn) on one communicator plans once per
+// root and size; planning (the network, then the flat, binomial and E-SSSP trees) costs about a
+// microsecond even at 2 ranks, more than the broadcast. Every member computes the same plan from
+// the same inputs (the parameters, the pairs, the communicator's members, the root and the size).
+// Forgotten when any private communicator is freed (g_freed_privates moves on), since a later one
+// may reuse the handle.
 std::atomic<std::uint64_t> g_freed_privates{0};
 struct PlanCache {
   std::uint64_t freed = ~std::uint64_t{0};
@@ -141,7 +144,14 @@ struct PlanCache {
   BcastAlgo algo = BcastAlgo::Mpi;
   TreePlan plan;
 };
-thread_local PlanCache g_last_plan;
+constexpr std::size_t kPlanSlots = 256;  // a power of two
+thread_local std::array<PlanCache, kPlanSlots> g_plans;
+PlanCache& plan_slot(MPI_Comm pc, int root, std::uint64_t bytes) {
+  std::uint64_t h = static_cast<std::uint32_t>(pc) * 0x9E3779B97F4A7C15ull;
+  h ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(root)) + 0x7F4A7C15ull + (h << 6) + (h >> 2);
+  h ^= bytes + 0x165667B1ull + (h << 6) + (h >> 2);
+  return g_plans[h & (kPlanSlots - 1)];
+}
 
 // The network of Mateescu and Taylor's schedules among the members of `comm`: every pair the
 // LogGPS pair of `bytes`, plus the delay apparatus's latency of the pair.
@@ -346,7 +356,17 @@ int Substitutes::barrier(MPI_Comm comm) {
 }
 
 int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  const MPI_Comm pc = bcast_on() ? private_comm(comm).pc : MPI_COMM_NULL;
+  if (!bcast_on()) return PMPI_Bcast(buf, count, type, root, comm);
+  // auto on two ranks: every tree is the one message MPICH sends too; MPICH's own, without the
+  // lookups of a plan (about 100 ns, a third of a short broadcast here). Not under the delay
+  // apparatus, which MPICH's own messages would bypass.
+  if (settings_.bcast == BcastAlgo::Auto && !g_delay.on()) {
+    int size = 0, inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter && PMPI_Comm_size(comm, &size) == MPI_SUCCESS &&
+        size <= 2)
+      return PMPI_Bcast(buf, count, type, root, comm);
+  }
+  const MPI_Comm pc = private_comm(comm).pc;
   if (pc == MPI_COMM_NULL) return PMPI_Bcast(buf, count, type, root, comm);
   int me = 0, n = 1;
   PMPI_Comm_rank(pc, &me);
@@ -363,15 +383,13 @@ int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Co
   if (plan) {
     const std::uint64_t bytes = bytes_of(count, type);
     const std::uint64_t freed = g_freed_privates.load(std::memory_order_relaxed);
-    if (g_last_plan.freed != freed || g_last_plan.pc != pc || g_last_plan.root != root || g_last_plan.bytes != bytes ||
-        g_last_plan.algo != settings_.bcast) {
-      g_last_plan = {freed, pc, root, bytes, settings_.bcast,
-                     plan_broadcast(settings_.bcast, settings_.loggps, *info, root, me, n, bytes)};
-    }
-    switch (g_last_plan.plan.kind) {
+    PlanCache& slot = plan_slot(pc, root, bytes);
+    if (slot.freed != freed || slot.pc != pc || slot.root != root || slot.bytes != bytes || slot.algo != settings_.bcast)
+      slot = {freed, pc, root, bytes, settings_.bcast, plan_broadcast(settings_.bcast, settings_.loggps, *info, root, me, n, bytes)};
+    switch (slot.plan.kind) {
       case TreePlan::Mpich: return PMPI_Bcast(buf, count, type, root, comm);
       case TreePlan::Binomial: return binomial_bcast(w, buf, count, type, root, me, n);
-      case TreePlan::Tree: return tree_bcast(w, g_last_plan.plan, buf, count, type);
+      case TreePlan::Tree: return tree_bcast(w, slot.plan, buf, count, type);
     }
   }
   if (settings_.bcast != BcastAlgo::Flat) return binomial_bcast(w, buf, count, type, root, me, n);
