@@ -190,7 +190,7 @@ class ActivityMeter final : public StreamVisitor {
 class PredictionMeter final : public ReplayObserver {
  public:
   PredictionMeter(ActivityPicture& pic, std::vector<double> starts) : pic_(pic), last_exit_(std::move(starts)) {}
-  void call(std::int32_t rank, double entry_s, double exit_s) override {
+  void call(std::int32_t rank, Op, double entry_s, double exit_s) override {
     const int row = rank / pic_.ranks_per_row;
     double& last = last_exit_[static_cast<std::size_t>(rank)];
     const double entry = entry_s - pic_.zero_s, exit = std::max(entry, exit_s - pic_.zero_s);
@@ -218,11 +218,18 @@ void add_loggps_prediction(ActivityPicture& pic, const TraceDir& trace, const Ca
   pic.predicted_compute.assign(pic.compute.size(), 0.0f);
   pic.predicted_mpi.assign(pic.compute.size(), 0.0f);
   PredictionMeter meter(pic, std::move(starts));
+  observe_loggps(trace, params, meter);
+}
+
+void observe_loggps(const TraceDir& trace, const CalibrationParams& params, ReplayObserver& observer) {
+  if (!params.loggps) return;
+  const auto [ranks, files] = stream_inputs(trace);
+  const Timeline timeline(ranks);
   const Matching none;
   const auto window = static_cast<std::uint32_t>(std::clamp<std::size_t>(
       (std::size_t{64} << 20) / (sizeof(Event) * std::max<std::size_t>(ranks.size(), 1)), 16, kReplayWindow));
   ReplayInput input{ranks, none, timeline, window, files, substitutes_of(trace.meta)};
-  input.observer = &meter;
+  input.observer = &observer;
   replay_loggps(input, *params.loggps, params.cold ? *params.cold : ColdStart{});
 }
 

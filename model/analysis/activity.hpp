@@ -21,6 +21,7 @@
 
 #include "format/rank_trace.hpp"
 #include "model/params/params.hpp"
+#include "model/replay/replay.hpp"
 #include "model/trace/trace_dir.hpp"
 
 namespace mstep::model {
@@ -65,5 +66,10 @@ ActivityPicture measure_activity(std::span<const RankTrace* const> metas, std::s
 // and MPI time per bin, on the picture's rows, zero and span. `trace` loaded with metadata_only or
 // whole; single-threaded ranks (model::can_stream).
 void add_loggps_prediction(ActivityPicture& picture, const TraceDir& trace, const CalibrationParams& params);
+
+// The LogGPS replay of `trace` as `mstep report` runs it (substitutes, cold start, the rank files a
+// frame at a time), telling `observer` each call's predicted entry and exit; nothing without LogGPS
+// parameters.
+void observe_loggps(const TraceDir& trace, const CalibrationParams& params, ReplayObserver& observer);
 
 }  // namespace mstep::model

@@ -125,6 +125,34 @@ class PerfettoWriter final : public StreamVisitor {
     rs.tracker.reset();
   }
 
+  // The prediction's calls on thread 1 of each rank.
+  class PredictedTrack final : public ReplayObserver {
+   public:
+    explicit PredictedTrack(PerfettoWriter& w) : w_(w) {}
+    void call(std::int32_t rank, Op op, double entry_s, double exit_s) override {
+      const std::int64_t begin = static_cast<std::int64_t>(std::llround((entry_s - w_.zero_s_) * 1e9));
+      const std::int64_t end = std::max(begin, static_cast<std::int64_t>(std::llround((exit_s - w_.zero_s_) * 1e9)));
+      w_.begin_event();
+      fmt::format_to(std::back_inserter(w_.buf_),
+                     "{{\"ph\":\"X\",\"pid\":{},\"tid\":1,\"ts\":{},\"dur\":{},\"name\":\"{}\",\"cat\":\"loggps\"}}",
+                     rank, Micros{begin}, Micros{end - begin}, mpi_name(op));
+      ++w_.summary_.predicted;
+    }
+
+   private:
+    PerfettoWriter& w_;
+  };
+
+  void predicted(const Prediction& predict) {
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      begin_event();
+      fmt::format_to(std::back_inserter(buf_),
+                     "{{\"ph\":\"M\",\"pid\":{},\"tid\":1,\"name\":\"thread_name\",\"args\":{{\"name\":\"LogGPS prediction\"}}}}", r);
+    }
+    PredictedTrack track(*this);
+    predict(track);
+  }
+
   PerfettoSummary finish() {
     fmt::format_to(std::back_inserter(buf_), "],\"otherData\":{{\"generator\":\"mstep\",\"sites\":{}}}}}\n", sites_.size());
     drain(0);
@@ -225,10 +253,11 @@ class PerfettoWriter final : public StreamVisitor {
 }  // namespace
 
 PerfettoSummary write_perfetto(std::span<const RankTrace* const> metas, std::span<const std::string> files,
-                               std::ostream& out, const SiteNamer& name_site) {
+                               std::ostream& out, const SiteNamer& name_site, const Prediction& predict) {
   const Timeline timeline(std::vector<const RankTrace*>(metas.begin(), metas.end()));
   PerfettoWriter writer(metas, timeline, out, name_site);
   const StreamPassResult pass = stream_pass(metas, files, timeline, writer);
+  if (predict) writer.predicted(predict);
   PerfettoSummary s = writer.finish();
   s.damaged = pass.damaged;
   s.problems = pass.problems;

@@ -8,7 +8,9 @@
 //     recorder's rules (format/step_tracker.hpp) run again on the records: its computation, MPI
 //     time, bytes and messages in and out;
 //   - a flow arrow ("ph":"s" in the send's slice, "ph":"f" with "bp":"e" in the slice of the call
-//     that completed the receive) per matched message.
+//     that completed the receive) per matched message;
+//   - with a prediction, a second thread per rank ("LogGPS prediction") with a slice per call as the
+//     replay predicts it, so the two can be compared call by call.
 // Times are microseconds on the common timeline (model/trace/timeline.hpp) from the earliest
 // record, with nanosecond digits. Events are written as the pass finds them, not in time order:
 // readers of the format sort them.
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "format/rank_trace.hpp"
+#include "model/replay/replay.hpp"
 
 namespace mstep::model {
 
@@ -30,17 +33,21 @@ struct PerfettoSummary {
   std::uint64_t steps = 0;      // M-step slices
   std::uint64_t flows = 0;      // matched messages drawn as arrows
   std::uint64_t unmatched = 0;  // sends and receives without an arrow
+  std::uint64_t predicted = 0;  // slices of the prediction's tracks
   std::vector<int> damaged;             // ranks whose file broke off at a damaged frame
   std::vector<std::string> problems;    // one line each for those
 };
 
 // Names a call site ("main (ring.c:42)"); called once per distinct site of each rank.
 using SiteNamer = std::function<std::string(const CallsiteDef&)>;
+// Runs a replay of the same trace with the given observer (model::observe_loggps): its calls
+// become a second track per rank ("LogGPS prediction", category "loggps").
+using Prediction = std::function<void(ReplayObserver&)>;
 
 // `metas[r]` (null: no trace of rank r) holds rank r's definitions and clock samples
 // (read_rank_metadata); its records are read from `files[r]`. The ranks must be single-threaded
 // and use no intercommunicator (model::can_stream).
 PerfettoSummary write_perfetto(std::span<const RankTrace* const> metas, std::span<const std::string> files,
-                               std::ostream& out, const SiteNamer& name_site);
+                               std::ostream& out, const SiteNamer& name_site, const Prediction& predict = {});
 
 }  // namespace mstep::model

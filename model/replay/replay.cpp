@@ -85,6 +85,7 @@ struct RankState {
   bool force = false;                    // deadlock fallback: resolve the next unknown time
   double t = 0;                          // end of the last completed call
   double entry = 0;                      // entry of the current call
+  Op call_op = Op::Init;                 // its operation (for the observer)
   double end = 0;                        // completion of the current call so far
   double pending = 0;                    // computation seen between records of one call
   double last_ts = -1e300;               // start of the rank's last send (for g)
@@ -420,6 +421,7 @@ class Engine {
       const Event& e = s.rec(s.pos);
       s.entry = s.t + s.pending + s.gap(e.t_enter);
       s.pending = 0;
+      s.call_op = e.op;
       if (e.op == Op::Finalize) {
         s.t = s.entry;
         told(s);
@@ -720,7 +722,7 @@ class Engine {
   // The call that just ended on rank `s` (entry s.entry, exit s.t) to the observer, if any.
   void told(const RankState& s) {
     if (observer_) [[unlikely]]
-      observer_->call(static_cast<std::int32_t>(&s - states_.data()), s.entry, s.t);
+      observer_->call(static_cast<std::int32_t>(&s - states_.data()), s.call_op, s.entry, s.t);
   }
   std::vector<RankState> states_;
   std::vector<RankWindow> windows_;

@@ -65,7 +65,7 @@ inline constexpr std::uint32_t kReplayWindow = 256;
 class ReplayObserver {
  public:
   virtual ~ReplayObserver() = default;
-  virtual void call(std::int32_t rank, double entry_s, double exit_s) = 0;
+  virtual void call(std::int32_t rank, Op op, double entry_s, double exit_s) = 0;
 };
 
 struct ReplayInput {

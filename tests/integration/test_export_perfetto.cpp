@@ -120,6 +120,39 @@ TEST_CASE("mstep export --perfetto: a slice per call and M-step, an arrow per me
   CHECK(r.out == "mstep: wrote " + file.string() + ": 8 ranks, " + std::to_string(calls) + " MPI calls, " +
                      std::to_string(steps) + " M-steps, " + std::to_string(p.flow_out.size()) +
                      " messages as arrows (0 sends and receives unmatched); open it at ui.perfetto.dev\n");
+
+  // With parameters: every call after MPI_Init again, as LogGPS predicts it, on a second track of
+  // its rank, in the rank's order and not overlapping, ending where the report predicts the rank's
+  // MPI_Finalize entry.
+  const fs::path params = dir / "params.json";
+  std::ofstream(params) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 8256, "S": 8256})";
+  const fs::path predicted = dir.parent_path() / "predicted.json";
+  const Result rp = run({kMstep, "export", dir.string(), "--perfetto", predicted.string(), "--params", params.string()});
+  REQUIRE(rp.code == 0);
+  CHECK(rp.out.find("mstep: with " + std::to_string(calls - 8) + " calls as LogGPS predicts them") != std::string::npos);
+  std::ifstream in(predicted);
+  const json doc = json::parse(in);
+  std::map<int, std::vector<std::pair<double, double>>> track;  // rank -> predicted [begin, end]
+  int names = 0;
+  for (const json& e : doc.at("traceEvents")) {
+    if (e.at("ph") == "M" && e.value("tid", -1) == 1) names += e.at("args").at("name") == "LogGPS prediction";
+    if (e.at("ph") != "X" || e.at("cat") != "loggps") continue;
+    CHECK(e.at("tid") == 1);
+    track[e.at("pid").get<int>()].push_back({e.at("ts").get<double>(), e.at("ts").get<double>() + e.at("dur").get<double>()});
+  }
+  CHECK(names == 8);
+  const json rep_p = mstep_json("report", dir, {"--params", params.string()}, no_default_params(test_dir()));
+  double zero_us = 1e300;  // the picture's zero is the earliest record; the report's, the earliest MPI_Init exit
+  for (const json& e : doc.at("traceEvents"))
+    if (e.at("ph") == "X" && e.at("name") == "MPI_Init") zero_us = std::min(zero_us, e.at("ts").get<double>() + e.at("dur").get<double>());
+  double last_finalize_us = 0;
+  for (auto& [rank, v] : track) {
+    INFO("rank " << rank);
+    for (std::size_t i = 1; i < v.size(); ++i) CHECK(v[i].first >= v[i - 1].second - 0.001);
+    last_finalize_us = std::max(last_finalize_us, v.back().first);  // the last call told: MPI_Finalize's entry
+  }
+  CHECK((last_finalize_us - zero_us) * 1e-6 ==
+        Approx(rep_p.at("models").at("LogGPS").at("predicted_s").get<double>()).margin(3e-9));
 }
 
 TEST_CASE("mstep export --perfetto of a recorded run: call sites, bytes and partners of the calls") {

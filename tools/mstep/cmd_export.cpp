@@ -6,11 +6,14 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "model/analysis/activity.hpp"
 #include "model/analysis/report.hpp"
+#include "model/params/params.hpp"
 #include "model/export/goal.hpp"
 #include "model/export/otf2.hpp"
 #include "model/export/perfetto.hpp"
@@ -26,6 +29,7 @@ struct ExportOptions {
   std::string goal;
   std::string perfetto;
   std::string otf2;
+  std::string params;  // --perfetto: add the LogGPS prediction's tracks
   std::string unit = "ns";
 };
 
@@ -64,8 +68,23 @@ int run_perfetto(const ExportOptions& o) {
     if (added) it->second = sym.describe(site);
     return it->second;
   };
+  std::optional<model::CalibrationParams> params;
+  if (!o.params.empty()) {
+    try {
+      params = model::read_params(o.params);
+    } catch (const model::ParamsError& e) {
+      std::fprintf(stderr, "mstep: %s\n", e.what());
+      return 1;
+    }
+    if (!params->loggps) {
+      std::fprintf(stderr, "mstep: %s has no LogGPS parameters to predict with\n", o.params.c_str());
+      return 1;
+    }
+  }
+  model::Prediction predict;
+  if (params) predict = [&](model::ReplayObserver& observer) { model::observe_loggps(trace, *params, observer); };
   const auto [ranks, files] = model::stream_inputs(trace);
-  const model::PerfettoSummary s = model::write_perfetto(ranks, files, out, name_site);
+  const model::PerfettoSummary s = model::write_perfetto(ranks, files, out, name_site, predict);
   out.close();
   if (!out) {
     std::fprintf(stderr, "mstep: cannot write %s (disk full?)\n", o.perfetto.c_str());
@@ -78,6 +97,8 @@ int run_perfetto(const ExportOptions& o) {
               o.perfetto.c_str(), trace.ranks.size(), static_cast<unsigned long long>(s.calls),
               static_cast<unsigned long long>(s.steps), static_cast<unsigned long long>(s.flows),
               static_cast<unsigned long long>(s.unmatched));
+  if (params) std::printf("mstep: with %llu calls as LogGPS predicts them (%s), on a second track per rank\n",
+                          static_cast<unsigned long long>(s.predicted), o.params.c_str());
   return 0;
 }
 
@@ -162,6 +183,8 @@ void add_export(CLI::App& app) {
   auto* perfetto = cmd->add_option("--perfetto", o->perfetto,
                                    "Write Chrome trace-event JSON to FILE (ui.perfetto.dev, chrome://tracing): a track "
                                    "per rank, a slice per MPI call and per M-step, an arrow per message");
+  cmd->add_option("--params", o->params,
+                  "With --perfetto: parameter file whose LogGPS prediction of every call is drawn on a second track per rank");
   auto* otf2 = cmd->add_option("--otf2", o->otf2,
                                "Write an OTF2 archive to DIR (DIR/traces.otf2: Vampir, Scalasca, Cube; otf2-print)");
   goal->excludes(perfetto, otf2);
