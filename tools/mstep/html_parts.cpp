@@ -53,7 +53,6 @@ double tick_step(double span, int n) {
   return 10 * p;
 }
 
-// Runs of bins of one colour and strength drawn as one rectangle each.
 // Runs of bins of one colour and strength, drawn as one <path> per colour and strength for the
 // whole row (a run costs about 20 bytes: a page of 128 busy rows stays a few MB).
 class RunDrawer {
