@@ -38,8 +38,11 @@ class RankReader {
       : defs_(defs), rank_(rank), skipped_(skipped) {
     trace_.header.rank = rank;
     trace_.header.world_size = world;
+    // Ticks are nanoseconds whatever the archive's timer resolution (Score-P's may be a CPU's cycle
+    // rate): an mstep file of clock kind 1 has exactly 1e9 ticks per second.
     trace_.header.clock_kind = 1;
-    trace_.header.ticks_per_second = static_cast<double>(defs.resolution);
+    trace_.header.ticks_per_second = 1e9;
+    ns_per_tick_ = 1e9 / static_cast<double>(defs.resolution);
     // Communicators holding this rank, MPI_COMM_WORLD first.
     const std::optional<OTF2_CommRef> world_ref = otf2::world_comm(defs);
     for (const auto& [comm, group] : defs.comms)
@@ -54,8 +57,9 @@ class RankReader {
   std::uint64_t handled = 0;  // events of the kinds read here (the others are counted as skipped)
   int synthesized = 0;        // MPI_Init and MPI_Finalize records added where the archive had none
 
-  void enter(OTF2_TimeStamp t, OTF2_RegionRef region) {
+  void enter(OTF2_TimeStamp stamp, OTF2_RegionRef region) {
     ++handled;
+    const std::uint64_t t = ns(stamp);
     seen(t);
     const auto op = op_of(region);
     if (depth_ > 0 || !op) {
@@ -69,8 +73,9 @@ class RankReader {
     messages_.clear();
   }
 
-  void leave(OTF2_TimeStamp t, OTF2_RegionRef) {
+  void leave(OTF2_TimeStamp stamp, OTF2_RegionRef) {
     ++handled;
+    const std::uint64_t t = ns(stamp);
     seen(t);
     if (depth_ == 0) return;
     if (--depth_ > 0) return;
@@ -87,7 +92,7 @@ class RankReader {
   }
 
   // A time the location was alive at (any event, also of regions not imported).
-  void seen(OTF2_TimeStamp t) {
+  void seen(std::uint64_t t) {
     first_seen_ = std::min(first_seen_, t);
     last_seen_ = std::max(last_seen_, t);
   }
@@ -115,9 +120,7 @@ class RankReader {
       }
     }
     if (!trace_.events.empty()) {
-      const auto ns = [&](std::uint64_t ticks) {
-        return static_cast<std::int64_t>(std::llround(static_cast<double>(ticks) * 1e9 / static_cast<double>(defs_.resolution)));
-      };
+      const auto ns = [](std::uint64_t ticks) { return static_cast<std::int64_t>(ticks); };
       const std::uint64_t first = trace_.events.front().t_enter, last = trace_.events.back().t_exit;
       if (sync.empty()) {
         trace_.clocks.push_back(ClockSync{ClockSync::AtInit, first, ns(first), 0, 0});
@@ -179,7 +182,7 @@ class RankReader {
     return id;
   }
 
-  void emit(OTF2_TimeStamp exit) {
+  void emit(std::uint64_t exit) {
     Event base;
     base.op = op_;
     base.t_enter = enter_;
@@ -248,8 +251,12 @@ class RankReader {
   std::uint32_t next_request_ = 0;
   int depth_ = 0;
   Op op_ = Op::Init;
-  OTF2_TimeStamp enter_ = 0;
-  OTF2_TimeStamp first_seen_ = std::numeric_limits<OTF2_TimeStamp>::max(), last_seen_ = 0;
+  std::uint64_t enter_ = 0;  // ns
+  std::uint64_t first_seen_ = std::numeric_limits<std::uint64_t>::max(), last_seen_ = 0;
+  double ns_per_tick_ = 1;
+  std::uint64_t ns(OTF2_TimeStamp stamp) const {
+    return static_cast<std::uint64_t>(std::llround(static_cast<double>(stamp) * ns_per_tick_));
+  }
   std::vector<Message> messages_;
 };
 

@@ -13,7 +13,7 @@
 //     into the rank's own; an Irecv takes the source and tag of the message that completed it;
 //   - communicators are the archive's Comm definitions whose group holds the rank, numbered per
 //     rank in definition order with MPI_COMM_WORLD first;
-//   - time: the archive's ticks at its timer resolution; where its ranks' clocks disagree (a
+//   - time: the archive's timestamps as nanoseconds (whatever its timer resolution); where its ranks' clocks disagree (a
 //     collective of all ranks left by one before another entered it: EZTrace), each rank's clock
 //     is aligned at those collectives (model/import/otf2_clocks.hpp) unless `keep_clocks`;
 //   - a rank whose archive has no MPI_Init (MPI_Finalize) gets one ending at (starting at) its
@@ -33,7 +33,7 @@ struct Otf2ImportSummary {
   int ranks = 0;
   std::uint64_t records = 0;
   std::string creator;
-  double ticks_per_second = 0;  // the archive's timer resolution
+  double ticks_per_second = 0;  // the archive's timer resolution (the trace's ticks are ns)
   int synthesized = 0;          // MPI_Init/MPI_Finalize records added (the archive had none)
   std::string clocks;           // how the ranks' clocks were aligned (model/import/otf2_clocks.hpp); "" if not
   std::map<std::string, std::uint64_t> skipped;  // kind -> count
