@@ -251,32 +251,62 @@ Otf2Summary write_otf2(std::span<const RankTrace* const> metas, std::span<const 
   check(OTF2_Archive_SetCreator(archive.get(), "mstep"), "SetCreator");
   check(OTF2_Archive_OpenEvtFiles(archive.get()), "OpenEvtFiles");
 
-  std::vector<std::uint64_t> events(P, 0);
+  // Locations: rank r's (first) thread is location r, the location of MPI_COMM_WORLD's rank r;
+  // further threads of a rank that made MPI calls from several get locations from P on.
+  struct Location {
+    std::uint64_t id;
+    std::size_t rank;
+    std::uint16_t thread;
+    std::uint64_t events = 0;
+  };
+  std::vector<Location> locations;
   OTF2_TimeStamp length = 0;
   std::vector<Event> chunk;
-  for (std::size_t r = 0; r < P; ++r) {
-    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive.get(), r);
+  static const std::vector<std::uint32_t> kNoIds;
+  auto write_location = [&](std::size_t r, std::uint16_t thread, std::uint64_t id, auto&& feed) {
+    OTF2_EvtWriter* w = OTF2_Archive_GetEvtWriter(archive.get(), id);
     if (!w) check(OTF2_ERROR_INVALID, "GetEvtWriter");
     if (metas[r]) {
-      static const std::vector<std::uint32_t> kNoIds;
       RankWriter rank(w, static_cast<int>(r), *metas[r], timeline, zero, r < global_ids.size() ? global_ids[r] : kNoIds,
                       comm_ref, sum);
-      RankEventReader reader(files[r]);
-      while (chunk.clear(), reader.read(chunk))
-        for (const Event& e : chunk) rank.add(e);
+      feed(rank);
       rank.flush();
-      if (!reader.problem().empty()) sum.problems.push_back(reader.problem());
       length = std::max(length, rank.last());
     }
-    check(OTF2_EvtWriter_GetNumberOfEvents(w, &events[r]), "GetNumberOfEvents");
-    sum.events += events[r];
+    Location loc{id, r, thread};
+    check(OTF2_EvtWriter_GetNumberOfEvents(w, &loc.events), "GetNumberOfEvents");
+    sum.events += loc.events;
     check(OTF2_Archive_CloseEvtWriter(archive.get(), w), "CloseEvtWriter");
+    locations.push_back(loc);
+  };
+  std::uint64_t next_id = P;
+  for (std::size_t r = 0; r < P; ++r) {
+    if (metas[r] && metas[r]->several_threads) {
+      // Threads: the rank's records whole (its file in memory, one rank at a time), by thread.
+      const RankTrace t = read_rank_trace(files[r]);
+      if (!t.problem.empty()) sum.problems.push_back(t.problem);
+      std::vector<std::uint16_t> threads(t.event_thread.begin(), t.event_thread.end());
+      std::sort(threads.begin(), threads.end());
+      threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+      for (std::size_t k = 0; k < threads.size(); ++k)
+        write_location(r, threads[k], k == 0 ? r : next_id++, [&](RankWriter& w) {
+          for (std::size_t i = 0; i < t.events.size(); ++i)
+            if (t.event_thread[i] == threads[k]) w.add(t.events[i]);
+        });
+      continue;
+    }
+    write_location(r, 0, r, [&](RankWriter& w) {
+      RankEventReader reader(files[r]);
+      while (chunk.clear(), reader.read(chunk))
+        for (const Event& e : chunk) w.add(e);
+      if (!reader.problem().empty()) sum.problems.push_back(reader.problem());
+    });
   }
   check(OTF2_Archive_CloseEvtFiles(archive.get()), "CloseEvtFiles");
 
   check(OTF2_Archive_OpenDefFiles(archive.get()), "OpenDefFiles");
-  for (std::size_t r = 0; r < P; ++r) {
-    OTF2_DefWriter* d = OTF2_Archive_GetDefWriter(archive.get(), r);
+  for (const Location& loc : locations) {
+    OTF2_DefWriter* d = OTF2_Archive_GetDefWriter(archive.get(), loc.id);
     if (!d) check(OTF2_ERROR_INVALID, "GetDefWriter");
     check(OTF2_Archive_CloseDefWriter(archive.get(), d), "CloseDefWriter");
   }
@@ -298,13 +328,15 @@ Otf2Summary write_otf2(std::span<const RankTrace* const> metas, std::span<const 
   }
   check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, str("machine"), str("machine"), OTF2_UNDEFINED_SYSTEM_TREE_NODE),
         "WriteSystemTreeNode");
-  for (std::size_t r = 0; r < P; ++r) {
-    const OTF2_StringRef name = str(fmt::format("rank {}", r));
-    const auto group = static_cast<OTF2_LocationGroupRef>(r);
-    check(OTF2_GlobalDefWriter_WriteLocationGroup(g, group, name, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
-                                                  OTF2_UNDEFINED_LOCATION_GROUP),
+  for (std::size_t r = 0; r < P; ++r)
+    check(OTF2_GlobalDefWriter_WriteLocationGroup(g, static_cast<OTF2_LocationGroupRef>(r), str(fmt::format("rank {}", r)),
+                                                  OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP),
           "WriteLocationGroup");
-    check(OTF2_GlobalDefWriter_WriteLocation(g, r, name, OTF2_LOCATION_TYPE_CPU_THREAD, events[r], group), "WriteLocation");
+  for (const Location& loc : locations) {
+    const std::string name = loc.id == loc.rank ? fmt::format("rank {}", loc.rank) : fmt::format("rank {} thread {}", loc.rank, loc.thread);
+    check(OTF2_GlobalDefWriter_WriteLocation(g, loc.id, str(name), OTF2_LOCATION_TYPE_CPU_THREAD, loc.events,
+                                             static_cast<OTF2_LocationGroupRef>(loc.rank)),
+          "WriteLocation");
   }
   std::vector<std::uint64_t> members(P);
   for (std::size_t r = 0; r < P; ++r) members[r] = r;

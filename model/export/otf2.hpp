@@ -2,7 +2,8 @@
 // written with Debian's libotf2, one rank at a time (a rank's records are read a frame at a time
 // and its event writer closed before the next: memory holds one rank's buffer, not the trace).
 //   - a location (CPU thread) per rank in a location group (process) per rank, under one system
-//     tree node; MPI_COMM_WORLD's locations as the COMM_LOCATIONS group, every communicator as
+//     tree node; a rank that made MPI calls from several threads gets a location per thread
+//     (its first thread stands for the rank in MPI_COMM_WORLD's locations); MPI_COMM_WORLD's locations as the COMM_LOCATIONS group, every communicator as
 //     a COMM_GROUP of world ranks and a Comm;
 //   - a region per MPI function (paradigm MPI, role point-to-point, barrier or collective) and
 //     one for mstep's trace flushes (paradigm measurement system), Enter/Leave around each call;
@@ -42,8 +43,7 @@ class Otf2Error : public std::runtime_error {
 
 // Writes the archive `directory`/traces.otf2 (with traces.def and traces/). `metas[r]` (null: no
 // trace of rank r) holds rank r's definitions and clock samples (read_rank_metadata); its records
-// are read from `files[r]`. Single-threaded ranks only: a rank's records go to one location in
-// file order.
+// are read from `files[r]` (a frame at a time; a rank of several threads whole).
 Otf2Summary write_otf2(std::span<const RankTrace* const> metas, std::span<const std::string> files,
                        const std::string& directory);
 

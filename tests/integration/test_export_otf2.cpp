@@ -21,9 +21,22 @@ struct Otf2Print {
   int mpi_enters() const { return kinds.at("ENTER") - flushes; }
 };
 
+// Location -> rank, from the definitions' LOCATION lines ("Group: "rank R" <R>").
+std::map<int, int> rank_of_location(const fs::path& archive) {
+  const Result defs = run({"otf2-print", "-G", (archive / "traces.otf2").string()});
+  std::map<int, int> out;
+  const std::regex loc(R"re(^LOCATION +(\d+) .*Group: "rank (\d+)")re");
+  std::smatch m;
+  for (const std::string& line : lines_of(defs.out))
+    if (std::regex_search(line, m, loc)) out[std::stoi(m[1])] = std::stoi(m[2]);
+  return out;
+}
+
 Otf2Print print(const fs::path& archive) {
   const Result r = run({"otf2-print", (archive / "traces.otf2").string()});
   REQUIRE(r.code == 0);
+  const std::map<int, int> rank_of = rank_of_location(archive);
+  auto rank = [&](const std::string& location) { return rank_of.at(std::stoi(location)); };
   Otf2Print p;
   const std::regex send(R"re(^MPI_I?SEND +(\d+) +\d+ +Receiver: \d+ \("rank (\d+)" <\d+>\), Communicator: "([^"]+)" <\d+>, Tag: (\d+), Length: (\d+)(, Request: (\d+))?)re");
   const std::regex recv(R"re(^MPI_I?RECV +(\d+) +\d+ +Sender: \d+ \("rank (\d+)" <\d+>\), Communicator: "([^"]+)" <\d+>, Tag: (\d+), Length: (\d+)(, Request: (\d+))?)re");
@@ -34,10 +47,10 @@ Otf2Print print(const fs::path& archive) {
     ++p.kinds[line.substr(0, space)];
     if (line.rfind("ENTER", 0) == 0 && line.find("Region: \"mstep_flush\"") != std::string::npos) ++p.flushes;
     if (std::regex_search(line, m, send)) {
-      ++p.balance[{std::stoi(m[1]), std::stoi(m[2]), m[3], std::stoi(m[4]), std::stol(m[5])}];
+      ++p.balance[{rank(m[1]), std::stoi(m[2]), m[3], std::stoi(m[4]), std::stol(m[5])}];
       if (m[7].matched) ++p.requests[{std::stoi(m[1]), std::stol(m[7])}];
     } else if (std::regex_search(line, m, recv)) {
-      --p.balance[{std::stoi(m[2]), std::stoi(m[1]), m[3], std::stoi(m[4]), std::stol(m[5])}];
+      --p.balance[{std::stoi(m[2]), rank(m[1]), m[3], std::stoi(m[4]), std::stol(m[5])}];
       if (m[7].matched) --p.requests[{std::stoi(m[1]), std::stol(m[7])}];
     } else if (std::regex_search(line, m, request)) {
       const int sign = m[1] == "MPI_IRECV_REQUEST" ? 1 : -1;
@@ -105,6 +118,30 @@ TEST_CASE("mstep export --otf2 of nonblocking calls: every request opened and co
     INFO("location " << key.first << " request " << key.second);
     CHECK(n == 0);
   }
+  for (const auto& [key, n] : p.balance) CHECK(n == 0);
+  CHECK(p.mpi_enters() == total_calls(dir));
+}
+
+TEST_CASE("mstep export --otf2 of MPI_THREAD_MULTIPLE: a location per thread, every send paired with its receive") {
+  const fs::path work = test_dir();
+  const fs::path dir = work / "threads";
+  const Result rec = record(dir, 2, {prog("threads"), "10"});
+  if (rec.out.find("MPI_THREAD_MULTIPLE not provided") != std::string::npos) {
+    WARN("threads: the MPI library does not provide MPI_THREAD_MULTIPLE; test skipped");
+    return;
+  }
+  check_recorded(rec, 2);
+  const fs::path archive = work / "otf2";
+  REQUIRE(run({kMstep, "export", dir.string(), "--otf2", archive.string()}).code == 0);
+  // threads.c: the main thread and 2 ping-pong threads per rank, each of the latter 10 sends and
+  // 10 receives of 8 bytes with its own tag.
+  const std::map<int, int> rank_of = rank_of_location(archive);
+  CHECK(rank_of.size() == 6);
+  CHECK(rank_of.at(0) == 0);
+  CHECK(rank_of.at(1) == 1);
+  const Otf2Print p = print(archive);
+  CHECK(p.kinds.at("MPI_SEND") == 2 * 2 * 10);
+  CHECK(p.kinds.at("MPI_RECV") == 2 * 2 * 10);
   for (const auto& [key, n] : p.balance) CHECK(n == 0);
   CHECK(p.mpi_enters() == total_calls(dir));
 }

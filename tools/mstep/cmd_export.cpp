@@ -107,11 +107,6 @@ int run_otf2(const ExportOptions& o) {
     Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o.dir).ranks));
     return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, true);
   }();
-  for (std::size_t r = 0; r < trace.ranks.size(); ++r)
-    if (trace.ranks[r] && trace.ranks[r]->several_threads) {
-      std::fprintf(stderr, "mstep: export --otf2 does not take this trace yet: rank %zu made MPI calls from several threads\n", r);
-      return 1;
-    }
   std::error_code ec;
   if (std::filesystem::exists(std::filesystem::path(o.otf2) / "traces.otf2", ec)) {
     std::fprintf(stderr, "mstep: %s already holds an OTF2 archive (traces.otf2): remove it first\n", o.otf2.c_str());
