@@ -134,6 +134,10 @@ int run_otf2(const ExportOptions& o) {
 }
 
 int run_export(const ExportOptions& o) {
+  if (!o.params.empty() && o.perfetto.empty()) {
+    std::fprintf(stderr, "mstep: --params goes with --perfetto (the prediction's tracks)\n");
+    return 2;
+  }
   if (!o.perfetto.empty()) return run_perfetto(o);
   if (!o.otf2.empty()) return run_otf2(o);
   if (o.goal.empty()) {
