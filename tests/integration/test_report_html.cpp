@@ -62,6 +62,7 @@ TEST_CASE("report --format html: the shipped ring's page, rendered by headless C
   CHECK(count(html, "class=\"mstep-end\"") == static_cast<std::size_t>(steps));
   CHECK(count(html, "class=\"predicted-end\"") == 2);
   CHECK(count(html, "<tr class=\"model\">") == 5);
+  CHECK(count(html, "<tr class=\"rank\">") == 2);
   CHECK(html.find("main (ring.c:") != std::string::npos);  // a wait hotspot at its line
   CHECK(html.find("Below each rank, top to bottom: the run as LogGPS predicts it") != std::string::npos);
 
@@ -94,6 +95,8 @@ TEST_CASE("report --format html at 1024 ranks: 8 ranks a row, a small page that 
   CHECK(count(r.out, "class=\"rank-row\"") == 128);
   CHECK(r.out.find("each row sums 8 ranks") != std::string::npos);
   CHECK(r.out.find("ranks 1016-1023") != std::string::npos);
+  CHECK(count(r.out, "<tr class=\"rank\">") == 64);
+  CHECK(r.out.find("The 64 of 1024 ranks LogGPS misses by the most time") != std::string::npos);
   CHECK(r.out.size() < 4'000'000);
 }
 

@@ -41,6 +41,29 @@ void models(std::string& out, const Report& rep) {
   out += "</table>\n<p class=\"note\">error = (actual - predicted) / actual: positive where the model is short.</p>\n";
 }
 
+// Per rank: the actual end (MPI_Finalize entry) beside LogGPS's; the 64 ranks it misses most.
+void per_rank(std::string& out, const Report& rep) {
+  if (rep.loggps_rank_s.size() != rep.rank_actual_s.size() || rep.rank_actual_s.empty()) return;
+  std::vector<std::size_t> order(rep.rank_actual_s.size());
+  for (std::size_t r = 0; r < order.size(); ++r) order[r] = r;
+  auto miss = [&](std::size_t r) { return std::abs(rep.loggps_rank_s[r] - rep.rank_actual_s[r]); };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return miss(a) > miss(b); });
+  if (order.size() > 64) order.resize(64);
+  std::sort(order.begin(), order.end());
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "<h2>Per rank</h2>\n<table class=\"ranks\"><tr><th>rank</th><th>actual end</th><th>LogGPS</th>"
+                     "<th>error</th></tr>\n");
+  for (const std::size_t r : order) {
+    const double a = rep.rank_actual_s[r], p = rep.loggps_rank_s[r];
+    fmt::format_to(it, "<tr class=\"rank\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", r, human(a), human(p),
+                   a > 0 ? fmt::format("{:+.1f}%", 100 * (a - p) / a) : std::string("-"));
+  }
+  out += "</table>\n";
+  if (rep.rank_actual_s.size() > 64)
+    fmt::format_to(it, "<p class=\"note\">The 64 of {} ranks LogGPS misses by the most time, in rank order.</p>\n",
+                   rep.rank_actual_s.size());
+}
+
 void hotspots(std::string& out, const Report& rep, const std::vector<Hotspot>& hot) {
   auto it = std::back_inserter(out);
   out += "<h2>Wait hotspots</h2>\n";
@@ -110,6 +133,7 @@ void write_report_html(std::ostream& os, const HtmlReport& page) {
     html_timeline(out, pic, rep.ranks, bands);
   }
   else fmt::format_to(it, "<p class=\"note\">{}</p>\n", esc(page.picture_note));
+  per_rank(out, rep);
   hotspots(out, rep, *page.hotspots);
   worst_steps(out, rep);
   if (!rep.problems.empty() || !rep.notes.empty()) {
