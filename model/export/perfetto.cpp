@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "format/step_tracker.hpp"
+#include "model/trace/matching.hpp"
 #include "model/trace/stream_pass.hpp"
 #include "model/trace/timeline.hpp"
 
@@ -38,8 +39,10 @@ namespace {
 
 class PerfettoWriter final : public StreamVisitor {
  public:
+  // `infer_steps`: M-steps from the recorder's rules run again on the records (the streaming pass);
+  // false: the caller hands the recorded ones (recorded_steps).
   PerfettoWriter(std::span<const RankTrace* const> metas, const Timeline& timeline, std::ostream& out,
-                 const SiteNamer& name_site)
+                 const SiteNamer& name_site, bool infer_steps = true)
       : timeline_(timeline), out_(out), ranks_(metas.size()) {
     double zero = std::numeric_limits<double>::infinity();
     for (std::size_t r = 0; r < metas.size(); ++r)
@@ -63,7 +66,7 @@ class PerfettoWriter final : public StreamVisitor {
         if (site.id >= rs.site_of.size()) rs.site_of.resize(site.id + 1u, kNoSite);
         rs.site_of[site.id] = it->second;
       }
-      if (!metas[r]->events.empty())
+      if (infer_steps && !metas[r]->events.empty())
         rs.tracker.emplace(static_cast<std::int32_t>(r), static_cast<std::int32_t>(metas.size()),
                            metas[r]->events.front().t_enter);
       begin_event();
@@ -104,14 +107,37 @@ class PerfettoWriter final : public StreamVisitor {
     return {};
   }
 
-  void message(const StreamedMessage& m) override {
+  void message(const StreamedMessage& m) override { flow(m.message.src, 0, m.send, m.message.dst, 0, m.done); }
+
+  // An arrow from the send record `send` (thread `send_tid` of rank `src`) to the record `done` that
+  // completed its receive.
+  void flow(std::int32_t src, int send_tid, const Event& send, std::int32_t dst, int done_tid, const Event& done) {
     const std::uint64_t id = ++summary_.flows;
     begin_event();
     fmt::format_to(std::back_inserter(buf_),
-                   "{{\"ph\":\"s\",\"id\":{},\"pid\":{},\"tid\":0,\"ts\":{},\"name\":\"message\",\"cat\":\"message\"}},"
-                   "{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"pid\":{},\"tid\":0,\"ts\":{},\"name\":\"message\",\"cat\":\"message\"}}",
-                   id, m.message.src, middle(m.message.src, m.send), id, m.message.dst, middle(m.message.dst, m.done));
+                   "{{\"ph\":\"s\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{},\"name\":\"message\",\"cat\":\"message\"}},"
+                   "{{\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":{},\"name\":\"message\",\"cat\":\"message\"}}",
+                   id, src, send_tid, middle(src, send), id, dst, done_tid, middle(dst, done));
   }
+
+  // A thread's track of its own (the whole-trace path: threads of one rank).
+  void thread_track(std::int32_t rank, int tid, std::string_view name) {
+    begin_event();
+    fmt::format_to(std::back_inserter(buf_), "{{\"ph\":\"M\",\"pid\":{},\"tid\":{},\"name\":\"thread_name\",\"args\":{{\"name\":\"{}\"}}}}",
+                   rank, tid, name);
+  }
+  // The records of one thread of a rank, in call order, on track `tid`.
+  void thread_records(std::int32_t rank, int tid, std::span<const Event* const> records) {
+    ranks_[static_cast<std::size_t>(rank)].tid = tid;
+    for (const Event* e : records) record(rank, 0, *e);
+    flush_call(rank);
+    ranks_[static_cast<std::size_t>(rank)].tid = 0;
+  }
+  // The M-steps the recorder closed, on track `tid`.
+  void recorded_steps(std::int32_t rank, int tid, std::span<const StepRecord> steps) {
+    for (const StepRecord& s : steps) step_slice(rank, tid, s);
+  }
+  void unmatched_count(std::uint64_t n) { summary_.unmatched += n; }
 
   void unmatched(std::int32_t, std::uint32_t, RecordTag) override { ++summary_.unmatched; }
 
@@ -164,6 +190,7 @@ class PerfettoWriter final : public StreamVisitor {
 
   struct Rank {
     std::optional<Event> call;  // the call being gathered (its first record)
+    int tid = 0;                // the track its calls go to
     std::uint64_t sent = 0, received = 0;
     std::uint32_t records = 0;
     bool one_peer = true;
@@ -198,8 +225,8 @@ class PerfettoWriter final : public StreamVisitor {
     const bool tool = op_role(e.op) == Role::Tool;
     begin_event();
     auto it = std::back_inserter(buf_);
-    fmt::format_to(it, "{{\"ph\":\"X\",\"pid\":{},\"tid\":0,\"ts\":{},\"dur\":{},\"name\":\"{}\",\"cat\":\"{}\",\"args\":{{",
-                   rank, Micros{begin}, Micros{end - begin}, tool ? "mstep flush" : mpi_name(e.op), tool ? "tool" : "mpi");
+    fmt::format_to(it, "{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"name\":\"{}\",\"cat\":\"{}\",\"args\":{{",
+                   rank, rs.tid, Micros{begin}, Micros{end - begin}, tool ? "mstep flush" : mpi_name(e.op), tool ? "tool" : "mpi");
     bool comma = false;
     auto field = [&](std::string_view key, auto value) {
       fmt::format_to(it, "{}\"{}\":{}", comma ? "," : "", key, value);
@@ -224,20 +251,22 @@ class PerfettoWriter final : public StreamVisitor {
 
   void write_steps(std::int32_t rank) {
     Rank& rs = ranks_[static_cast<std::size_t>(rank)];
-    for (const StepRecord& s : rs.tracker->closed()) {
-      const std::int64_t begin = ns(rank, s.begin), end = std::max(begin, ns(rank, s.end));
-      const double us_per_tick = timeline_.duration(rank, 1) * 1e6;
-      begin_event();
-      fmt::format_to(std::back_inserter(buf_),
-                     "{{\"ph\":\"X\",\"pid\":{},\"tid\":0,\"ts\":{},\"dur\":{},\"name\":\"M-step {}\",\"cat\":\"mstep\","
-                     "\"args\":{{\"compute_us\":{:.3f},\"mpi_us\":{:.3f},\"bytes_in\":{},\"bytes_out\":{},"
-                     "\"msgs_in\":{},\"msgs_out\":{}}}}}",
-                     rank, Micros{begin}, Micros{end - begin}, s.index, static_cast<double>(s.compute) * us_per_tick,
-                     static_cast<double>(s.mpi) * us_per_tick, s.bytes_in, s.bytes_out, s.msgs_in, s.msgs_out);
-      ++summary_.steps;
-    }
+    for (const StepRecord& st : rs.tracker->closed()) step_slice(rank, 0, st);
     rs.tracker->clear_closed();
     rs.tracker->trim(0);
+  }
+
+  void step_slice(std::int32_t rank, int tid, const StepRecord& s) {
+    const std::int64_t begin = ns(rank, s.begin), end = std::max(begin, ns(rank, s.end));
+    const double us_per_tick = timeline_.duration(rank, 1) * 1e6;
+    begin_event();
+    fmt::format_to(std::back_inserter(buf_),
+                   "{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"name\":\"M-step {}\",\"cat\":\"mstep\","
+                   "\"args\":{{\"compute_us\":{:.3f},\"mpi_us\":{:.3f},\"bytes_in\":{},\"bytes_out\":{},"
+                   "\"msgs_in\":{},\"msgs_out\":{}}}}}",
+                   rank, tid, Micros{begin}, Micros{end - begin}, s.index, static_cast<double>(s.compute) * us_per_tick,
+                   static_cast<double>(s.mpi) * us_per_tick, s.bytes_in, s.bytes_out, s.msgs_in, s.msgs_out);
+    ++summary_.steps;
   }
 
   const Timeline& timeline_;
@@ -262,6 +291,39 @@ PerfettoSummary write_perfetto(std::span<const RankTrace* const> metas, std::spa
   s.damaged = pass.damaged;
   s.problems = pass.problems;
   return s;
+}
+
+PerfettoSummary write_perfetto_whole(std::span<const RankTrace* const> ranks, std::ostream& out, const SiteNamer& name_site) {
+  const Timeline timeline(std::vector<const RankTrace*>(ranks.begin(), ranks.end()));
+  PerfettoWriter writer(ranks, timeline, out, name_site, false);
+  constexpr int kStepsTrack = 65536;  // beyond any thread id: the M-steps' own track
+  std::vector<const Event*> records;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    if (!ranks[r]) continue;
+    const RankTrace& t = *ranks[r];
+    const auto rank = static_cast<std::int32_t>(r);
+    std::vector<std::uint16_t> threads(t.event_thread.begin(), t.event_thread.end());
+    std::sort(threads.begin(), threads.end());
+    threads.erase(std::unique(threads.begin(), threads.end()), threads.end());
+    for (const std::uint16_t thread : threads) {
+      if (thread != 0) writer.thread_track(rank, thread, fmt::format("thread {}", thread));
+      records.clear();
+      for (std::size_t i = 0; i < t.events.size(); ++i)
+        if (t.event_thread[i] == thread) records.push_back(&t.events[i]);
+      writer.thread_records(rank, thread, records);
+    }
+    writer.thread_track(rank, kStepsTrack, "M-steps");
+    writer.recorded_steps(rank, kStepsTrack, t.steps);
+  }
+  const Matching matching = match_messages(ranks);
+  for (const Message& m : matching.messages) {
+    const RankTrace& src = *ranks[static_cast<std::size_t>(m.src)];
+    const RankTrace& dst = *ranks[static_cast<std::size_t>(m.dst)];
+    writer.flow(m.src, src.event_thread[m.send_event], src.events[m.send_event], m.dst, dst.event_thread[m.recv_event],
+                dst.events[m.recv_event]);
+  }
+  writer.unmatched_count(matching.unmatched.size());
+  return writer.finish();
 }
 
 }  // namespace mstep::model

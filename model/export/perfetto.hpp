@@ -50,4 +50,10 @@ using Prediction = std::function<void(ReplayObserver&)>;
 PerfettoSummary write_perfetto(std::span<const RankTrace* const> metas, std::span<const std::string> files,
                                std::ostream& out, const SiteNamer& name_site, const Prediction& predict = {});
 
+// The same for a trace held whole (load_trace_dir without metadata_only), for what one streaming
+// pass does not take: MPI calls from several threads (a track per thread) and intercommunicators
+// (matched in memory, match_messages). The M-steps are the recorder's own, on a track of their own
+// (with threads they need not nest with any one thread's calls). Memory: the whole trace.
+PerfettoSummary write_perfetto_whole(std::span<const RankTrace* const> ranks, std::ostream& out, const SiteNamer& name_site);
+
 }  // namespace mstep::model

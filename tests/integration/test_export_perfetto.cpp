@@ -38,7 +38,6 @@ Perfetto load(const fs::path& file) {
     if (ph == "M") {
       p.process_names += e.at("name") == "process_name";
     } else if (ph == "X") {
-      CHECK(e.at("tid") == 0);
       const long long b = ns_of(e.at("ts"));
       p.slices[pid].push_back({b, b + ns_of(e.at("dur")), e.at("name"), e.at("cat")});
       ++p.by_cat[e.at("cat")];
@@ -190,6 +189,54 @@ TEST_CASE("mstep export --perfetto of a recorded run: call sites, bytes and part
   for (const auto& [pid, v] : p.slices) CHECK(nests(v));
   CHECK(p.flow_out.size() == p.flow_in.size());
   CHECK(!p.flow_out.empty());
+}
+
+TEST_CASE("mstep export --perfetto of MPI_THREAD_MULTIPLE and intercommunicators: read whole, a track per thread") {
+  const fs::path work = test_dir();
+  const fs::path dir = work / "threads";
+  const Result rec = record(dir, 2, {prog("threads"), "10"});
+  if (rec.out.find("MPI_THREAD_MULTIPLE not provided") != std::string::npos) {
+    WARN("threads: the MPI library does not provide MPI_THREAD_MULTIPLE; test skipped");
+    return;
+  }
+  check_recorded(rec, 2);
+  const fs::path file = work / "threads.json";
+  REQUIRE(run({kMstep, "export", dir.string(), "--perfetto", file.string()}).code == 0);
+  std::ifstream in(file);
+  const json doc = json::parse(in);
+  // threads.c: per rank, the main thread's MPI_Init_thread and MPI_Finalize, and two threads of 10
+  // ping-pongs each with their own tag; the recorder's M-steps on a track of their own.
+  std::map<std::pair<int, int>, std::vector<Slice>> tracks;  // (rank, tid) -> slices
+  std::map<std::pair<int, int>, int> flows;                  // (rank, tid) -> arrow ends
+  for (const json& e : doc.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph == "X") {
+      const long long b = ns_of(e.at("ts"));
+      tracks[{e.at("pid"), e.at("tid")}].push_back({b, b + ns_of(e.at("dur")), e.at("name"), e.at("cat")});
+    } else if (ph == "s" || ph == "f") {
+      ++flows[{e.at("pid"), e.at("tid")}];
+    }
+  }
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    CHECK(tracks[{rank, 0}].size() == 2);
+    for (const int tid : {1, 2}) {
+      CHECK(tracks[{rank, tid}].size() == 20);
+      CHECK(flows[{rank, tid}] == 20);  // 10 sends leave it, 10 receives land on it
+    }
+    CHECK(!tracks[{rank, 65536}].empty());
+  }
+  for (const auto& [key, v] : tracks) CHECK(nests(v));
+  // An intercommunicator (comms.c), matched in memory: the report's messages, every one an arrow.
+  const fs::path comms = work / "comms";
+  check_recorded(record(comms, 4, {prog("comms")}), 4);
+  const Result r = run({kMstep, "export", comms.string(), "--perfetto", (work / "comms.json").string()});
+  REQUIRE(r.code == 0);
+  const json rep = mstep_json("report", comms, {}, no_default_params(work));
+  CHECK(r.out.find(std::to_string(rep.at("messages").get<int>()) + " messages as arrows (0 sends and receives unmatched)") !=
+        std::string::npos);
+  check_one_line_error(run({kMstep, "export", comms.string(), "--perfetto", (work / "c2.json").string(), "--params",
+                            (work / "p.json").string()}), 1);
 }
 
 TEST_CASE("mstep export: one format at a time, and a clear line for what it cannot do") {

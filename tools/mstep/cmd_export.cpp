@@ -45,13 +45,19 @@ std::string unstreamable(const TraceDir& trace) {
 }
 
 int run_perfetto(const ExportOptions& o) {
-  const TraceDir trace = [&] {
+  auto load = [&](bool metadata_only) {
     Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o.dir).ranks));
-    return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, true);
-  }();
-  if (const std::string why = unstreamable(trace); !why.empty()) {
-    std::fprintf(stderr, "mstep: export --perfetto does not take this trace yet: %s\n", why.c_str());
-    return 1;
+    return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, metadata_only);
+  };
+  TraceDir trace = load(true);
+  // Threads or intercommunicators: not for one streaming pass; the trace is read whole instead.
+  const std::string why = unstreamable(trace);
+  if (!why.empty()) {
+    if (!o.params.empty()) {
+      std::fprintf(stderr, "mstep: export --perfetto --params does not take this trace yet: %s\n", why.c_str());
+      return 1;
+    }
+    trace = load(false);
   }
   std::ofstream out(o.perfetto, std::ios::binary);
   if (!out) {
@@ -84,7 +90,8 @@ int run_perfetto(const ExportOptions& o) {
   model::Prediction predict;
   if (params) predict = [&](model::ReplayObserver& observer) { model::observe_loggps(trace, *params, observer); };
   const auto [ranks, files] = model::stream_inputs(trace);
-  const model::PerfettoSummary s = model::write_perfetto(ranks, files, out, name_site, predict);
+  const model::PerfettoSummary s = why.empty() ? model::write_perfetto(ranks, files, out, name_site, predict)
+                                               : model::write_perfetto_whole(ranks, out, name_site);
   out.close();
   if (!out) {
     std::fprintf(stderr, "mstep: cannot write %s (disk full?)\n", o.perfetto.c_str());
