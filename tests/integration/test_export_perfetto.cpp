@@ -243,9 +243,11 @@ TEST_CASE("mstep export: one format at a time, and a clear line for what it cann
   const fs::path dir = test_dir() / "ring";
   REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "3", "--events", "300"}).code == 0);
   check_one_line_error(run({kMstep, "export", dir.string()}), 2);
-  check_one_line_error(run({kMstep, "export", dir.string(), "--goal", "a.goal", "--perfetto", "a.json"}));
+  const fs::path out = dir.parent_path() / "a.json";
+  check_one_line_error(run({kMstep, "export", dir.string(), "--goal", "a.goal", "--perfetto", out.string()}));
   check_one_line_error(run({kMstep, "export", dir.string(), "--goal", "a.goal", "--params", "p.json"}), 2);
-  check_one_line_error(run({kMstep, "export", dir.string(), "--perfetto", "a.json", "--params", "/nonexistent/p.json"}), 1);
+  check_one_line_error(run({kMstep, "export", dir.string(), "--perfetto", out.string(), "--params", "/nonexistent/p.json"}), 1);
+  CHECK(!fs::exists(out));  // nothing written by the commands that failed
   const Result bad = run({kMstep, "export", dir.string(), "--perfetto", "/nonexistent/x.json"});
   check_one_line_error(bad, 1);
   CHECK(bad.err == "mstep: cannot write /nonexistent/x.json\n");

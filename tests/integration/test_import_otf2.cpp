@@ -140,4 +140,6 @@ TEST_CASE("mstep import --otf2: missing, empty and damaged archives are one line
   const Result cut = run({kMstep, "import", "--otf2", archive.string(), "-o", (work / "c").string()});
   check_one_line_error(cut, 1);
   CHECK(cut.err.rfind("mstep: cannot import ", 0) == 0);
+  CHECK(!fs::exists(work / "c"));  // no half-written trace left behind
+  CHECK(!fs::exists(work / "b"));
 }

@@ -45,6 +45,20 @@ std::string unstreamable(const TraceDir& trace) {
 }
 
 int run_perfetto(const ExportOptions& o) {
+  // The parameters first: a bad file leaves no empty output behind.
+  std::optional<model::CalibrationParams> params;
+  if (!o.params.empty()) {
+    try {
+      params = model::read_params(o.params);
+    } catch (const model::ParamsError& e) {
+      std::fprintf(stderr, "mstep: %s\n", e.what());
+      return 1;
+    }
+    if (!params->loggps) {
+      std::fprintf(stderr, "mstep: %s has no LogGPS parameters to predict with\n", o.params.c_str());
+      return 1;
+    }
+  }
   auto load = [&](bool metadata_only) {
     Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o.dir).ranks));
     return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, metadata_only);
@@ -74,19 +88,6 @@ int run_perfetto(const ExportOptions& o) {
     if (added) it->second = sym.describe(site);
     return it->second;
   };
-  std::optional<model::CalibrationParams> params;
-  if (!o.params.empty()) {
-    try {
-      params = model::read_params(o.params);
-    } catch (const model::ParamsError& e) {
-      std::fprintf(stderr, "mstep: %s\n", e.what());
-      return 1;
-    }
-    if (!params->loggps) {
-      std::fprintf(stderr, "mstep: %s has no LogGPS parameters to predict with\n", o.params.c_str());
-      return 1;
-    }
-  }
   model::Prediction predict;
   if (params) predict = [&](model::ReplayObserver& observer) { model::observe_loggps(trace, *params, observer); };
   const auto [ranks, files] = model::stream_inputs(trace);

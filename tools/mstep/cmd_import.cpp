@@ -23,6 +23,17 @@ struct ImportOptions {
   bool keep_clocks = false;
 };
 
+// A failed import leaves no half-written trace: the directory if it made it, else the rank files.
+void discard(const fs::path& dir, bool created) {
+  std::error_code ec;
+  if (created) {
+    fs::remove_all(dir, ec);
+    return;
+  }
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (entry.path().extension() == ".mst") fs::remove(entry.path(), ec);
+}
+
 int run_import(const ImportOptions& o) {
   std::string anchor;
   try {
@@ -38,6 +49,7 @@ int run_import(const ImportOptions& o) {
     return 1;
   }
   if (o.force && fs::exists(dir / kMetaFileName, ec)) fs::remove_all(dir, ec);
+  const bool created = !fs::exists(dir, ec);
   fs::create_directories(dir, ec);
   if (ec) {
     std::fprintf(stderr, "mstep: cannot create %s: %s\n", o.out.c_str(), ec.message().c_str());
@@ -48,9 +60,11 @@ int run_import(const ImportOptions& o) {
     s = model::import_otf2(anchor, o.out, o.keep_clocks);
   } catch (const model::Otf2Error& e) {
     std::fprintf(stderr, "mstep: cannot import %s: %s\n", anchor.c_str(), e.what());
+    discard(dir, created);
     return 1;
   } catch (const TraceError& e) {
     std::fprintf(stderr, "mstep: cannot write %s: %s\n", o.out.c_str(), e.what());
+    discard(dir, created);
     return 1;
   }
   nlohmann::json skipped = nlohmann::json::object();
