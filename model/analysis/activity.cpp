@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "format/step_tracker.hpp"
+#include "model/trace/rank_comms.hpp"
 #include "model/analysis/report.hpp"
 #include "model/replay/replay.hpp"
 #include "model/trace/stream_pass.hpp"
@@ -64,10 +65,7 @@ class ActivityMeter final : public StreamVisitor {
     for (std::size_t r = 0; r < metas.size(); ++r) {
       if (!metas[r] || metas[r]->events.empty()) continue;
       Rank& rs = ranks_[r];
-      for (const CommDef& d : metas[r]->comms) {
-        if (d.id >= rs.def_of.size()) rs.def_of.resize(d.id + 1u, nullptr);
-        rs.def_of[d.id] = &d;
-      }
+      rs.comms = RankComms(*metas[r]);
       rs.tracker.emplace(static_cast<std::int32_t>(r), static_cast<std::int32_t>(P), metas[r]->events.front().t_enter);
     }
   }
@@ -84,13 +82,7 @@ class ActivityMeter final : public StreamVisitor {
       rs.call = tag_of(enter, exit);
     }
     if (rs.tracker) {
-      // As model/analysis/steps_stream: a collective in which the rank hears every member is fed
-      // without its members (only the partner lists, not drawn, would differ).
-      const Role role = op_role(e.op);
-      const bool coll = role == Role::CollRootOut || role == Role::CollRootIn || role == Role::CollAll;
-      const CommDef* def = e.comm < rs.def_of.size() ? rs.def_of[e.comm] : nullptr;
-      const bool hears_all = coll && def && (role == Role::CollAll || (role == Role::CollRootIn && (e.flags & kRoot)));
-      rs.tracker->feed(e, def && !hears_all ? std::span<const std::int32_t>(def->world_ranks) : std::span<const std::int32_t>{});
+      feed_step_tracker(*rs.tracker, e, rs.comms.find(e.comm));  // partner lists are not drawn
       rs.last_t_exit = e.t_exit;
       take_steps(rank);
     }
@@ -144,7 +136,7 @@ class ActivityMeter final : public StreamVisitor {
     RecordTag call;
     std::optional<StepTracker> tracker;
     std::uint64_t last_t_exit = 0;
-    std::vector<const CommDef*> def_of;
+    RankComms comms;
     std::unordered_map<std::uint32_t, OpenCall> open;  // by the call's first record
   };
 

@@ -11,6 +11,7 @@
 #include "format/step_tracker.hpp"
 #include "model/cost/bspwb_stream.hpp"
 #include "model/trace/matching.hpp"
+#include "model/trace/rank_comms.hpp"
 
 namespace mstep::model {
 namespace {
@@ -76,7 +77,7 @@ struct Group {
 struct RankStepState {
   bool present = false;
   std::optional<StepTracker> tracker;
-  std::vector<const CommDef*> def_of;
+  RankComms comms;
   StepRing entries;  // steps base.. (held ones)
   std::uint32_t base = 0;
   std::uint32_t closed = 0, evaluated = 0;
@@ -116,10 +117,7 @@ class StepStream::Impl {
       RankStepState& rs = ranks_[r];
       rs.present = true;
       ++present_;
-      for (const CommDef& d : metas[r]->comms) {
-        if (d.id >= rs.def_of.size()) rs.def_of.resize(d.id + 1u, nullptr);
-        rs.def_of[d.id] = &d;
-      }
+      rs.comms = RankComms(*metas[r]);
       rs.tracker.emplace(static_cast<std::int32_t>(r), static_cast<std::int32_t>(P), metas[r]->events.front().t_enter);
     }
     zero_ = std::isfinite(zero) ? zero : 0.0;
@@ -142,14 +140,11 @@ class StepStream::Impl {
       if (e.t_enter > rs.last_exit) rs.total_compute += e.t_enter - rs.last_exit;
       rs.last_exit = std::max(rs.last_exit, e.t_exit);
     }
-    const CommDef* def = e.comm < rs.def_of.size() ? rs.def_of[e.comm] : nullptr;
+    const CommDef* def = rs.comms.find(e.comm);
     const bool coll = is_collective_call(e);
-    // A collective in which this rank hears every member makes them all partners of its step: the
-    // tracker is not given them (a world collective would cost ranks squared over all trackers);
-    // the step keeps the shared member list instead, merged into its partners where a row needs it.
-    const Role role = op_role(e.op);
-    const bool hears_all = coll && def && (role == Role::CollAll || (role == Role::CollRootIn && (e.flags & kRoot)));
-    rs.tracker->feed(e, def && !hears_all ? std::span<const std::int32_t>(def->world_ranks) : std::span<const std::int32_t>{});
+    // Where the rank hears every member, the step keeps the shared member list instead of the
+    // tracker, merged into its partners where a row needs it.
+    const bool hears_all = feed_step_tracker(*rs.tracker, e, def);
     const std::uint32_t step = rs.tracker->current_index() - (coll ? 1 : 0) - 1;
     take_closed(r);
     if (hears_all && step >= rs.base) entry(r, step).gamma_members = def->world_ranks;

@@ -13,6 +13,7 @@
 #include <otf2/otf2.h>
 
 #include "model/trace/comm_ids.hpp"
+#include "model/trace/rank_comms.hpp"
 #include "model/trace/timeline.hpp"
 
 namespace mstep::model {
@@ -80,10 +81,7 @@ class RankWriter {
              const std::vector<std::uint32_t>& global_of, const std::unordered_map<std::uint32_t, std::uint32_t>& comm_ref,
              Otf2Summary& sum)
       : w_(w), rank_(rank), tl_(tl), zero_s_(zero_s), global_of_(global_of), comm_ref_(comm_ref), sum_(sum) {
-    for (const CommDef& d : meta.comms) {
-      if (d.id >= def_of_.size()) def_of_.resize(d.id + 1u, nullptr);
-      def_of_[d.id] = &d;
-    }
+    comms_ = RankComms(meta);
   }
 
   void add(const Event& e) {
@@ -99,7 +97,7 @@ class RankWriter {
     check(OTF2_EvtWriter_Enter(w_, nullptr, enter, region), "Enter");
     ++sum_.calls;
     const Role role = op_role(first.op);
-    const CommDef* def = first.comm < def_of_.size() ? def_of_[first.comm] : nullptr;
+    const CommDef* def = comms_.find(first.comm);
     const OTF2_CommRef comm = comm_of(first.comm);
     const bool coll = role == Role::CollRootOut || role == Role::CollRootIn || role == Role::CollAll;
     if (coll && def && def->inter) {
@@ -170,7 +168,7 @@ class RankWriter {
   // The partner as a rank of the record's communicator; -1 where it has none there.
   std::int64_t partner(const Event& e) {
     if (e.peer < 0 || e.tag < 0) return -1;
-    const CommDef* def = e.comm < def_of_.size() ? def_of_[e.comm] : nullptr;
+    const CommDef* def = comms_.find(e.comm);
     if (def && def->inter) {
       ++sum_.skipped;
       return -1;
@@ -195,7 +193,7 @@ class RankWriter {
   const std::vector<std::uint32_t>& global_of_;
   const std::unordered_map<std::uint32_t, std::uint32_t>& comm_ref_;
   Otf2Summary& sum_;
-  std::vector<const CommDef*> def_of_;
+  RankComms comms_;
   std::vector<Event> call_;
   OTF2_TimeStamp last_ = 0;
 };

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "format/step_tracker.hpp"
+#include "model/trace/rank_comms.hpp"
 #include "model/trace/matching.hpp"
 #include "model/trace/stream_pass.hpp"
 #include "model/trace/timeline.hpp"
@@ -54,10 +55,7 @@ class PerfettoWriter final : public StreamVisitor {
     for (std::size_t r = 0; r < metas.size(); ++r) {
       if (!metas[r]) continue;
       Rank& rs = ranks_[r];
-      for (const CommDef& d : metas[r]->comms) {
-        if (d.id >= rs.def_of.size()) rs.def_of.resize(d.id + 1u, nullptr);
-        rs.def_of[d.id] = &d;
-      }
+      rs.comms = RankComms(*metas[r]);
       for (const CallsiteDef& site : metas[r]->callsites) {
         if (site.id == 0) continue;
         const std::string quoted = nlohmann::json(name_site(site)).dump();
@@ -94,13 +92,7 @@ class PerfettoWriter final : public StreamVisitor {
       rs.one_peer = true;
     }
     if (rs.tracker) {
-      // As model/analysis/steps_stream: a collective in which the rank hears every member is fed
-      // without its members (only the partner lists, not drawn here, would differ).
-      const Role role = op_role(e.op);
-      const bool coll = role == Role::CollRootOut || role == Role::CollRootIn || role == Role::CollAll;
-      const CommDef* def = e.comm < rs.def_of.size() ? rs.def_of[e.comm] : nullptr;
-      const bool hears_all = coll && def && (role == Role::CollAll || (role == Role::CollRootIn && (e.flags & kRoot)));
-      rs.tracker->feed(e, def && !hears_all ? std::span<const std::int32_t>(def->world_ranks) : std::span<const std::int32_t>{});
+      feed_step_tracker(*rs.tracker, e, rs.comms.find(e.comm));  // partner lists are not drawn
       rs.last_exit = e.t_exit;
       write_steps(rank);
     }
@@ -196,7 +188,7 @@ class PerfettoWriter final : public StreamVisitor {
     bool one_peer = true;
     std::optional<StepTracker> tracker;
     std::uint64_t last_exit = 0;
-    std::vector<const CommDef*> def_of;
+    RankComms comms;
     std::vector<std::uint32_t> site_of;  // call-site id -> index in sites_
   };
 

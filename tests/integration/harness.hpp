@@ -311,6 +311,18 @@ inline void check_recorded(const Result& r, int ranks) {
   CHECK(r.err.find("mstep: trace of " + std::to_string(ranks) + " ranks in ") != std::string::npos);
 }
 
+// threads.c (MPI_THREAD_MULTIPLE ping-pongs, `n` per thread) recorded at 2 ranks into `dir`; false,
+// with a warning, where the MPI library does not provide MPI_THREAD_MULTIPLE (the test is skipped).
+inline bool record_threads(const fs::path& dir, int n) {
+  const Result rec = record(dir, 2, {prog("threads"), std::to_string(n)});
+  if (rec.out.find("MPI_THREAD_MULTIPLE not provided") != std::string::npos) {
+    WARN("threads: the MPI library does not provide MPI_THREAD_MULTIPLE; test skipped");
+    return false;
+  }
+  check_recorded(rec, 2);
+  return true;
+}
+
 // A complete trace: stats exit 0, no problems, every rank complete.
 inline void check_complete(const Stats& s, int ranks) {
   CHECK(s.r.code == 0);

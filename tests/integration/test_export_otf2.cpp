@@ -125,12 +125,7 @@ TEST_CASE("mstep export --otf2 of nonblocking calls: every request opened and co
 TEST_CASE("mstep export --otf2 of MPI_THREAD_MULTIPLE: a location per thread, every send paired with its receive") {
   const fs::path work = test_dir();
   const fs::path dir = work / "threads";
-  const Result rec = record(dir, 2, {prog("threads"), "10"});
-  if (rec.out.find("MPI_THREAD_MULTIPLE not provided") != std::string::npos) {
-    WARN("threads: the MPI library does not provide MPI_THREAD_MULTIPLE; test skipped");
-    return;
-  }
-  check_recorded(rec, 2);
+  if (!record_threads(dir, 10)) return;
   const fs::path archive = work / "otf2";
   REQUIRE(run({kMstep, "export", dir.string(), "--otf2", archive.string()}).code == 0);
   // threads.c: the main thread and 2 ping-pong threads per rank, each of the latter 10 sends and

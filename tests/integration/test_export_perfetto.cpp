@@ -194,12 +194,7 @@ TEST_CASE("mstep export --perfetto of a recorded run: call sites, bytes and part
 TEST_CASE("mstep export --perfetto of MPI_THREAD_MULTIPLE and intercommunicators: read whole, a track per thread") {
   const fs::path work = test_dir();
   const fs::path dir = work / "threads";
-  const Result rec = record(dir, 2, {prog("threads"), "10"});
-  if (rec.out.find("MPI_THREAD_MULTIPLE not provided") != std::string::npos) {
-    WARN("threads: the MPI library does not provide MPI_THREAD_MULTIPLE; test skipped");
-    return;
-  }
-  check_recorded(rec, 2);
+  if (!record_threads(dir, 10)) return;
   const fs::path file = work / "threads.json";
   REQUIRE(run({kMstep, "export", dir.string(), "--perfetto", file.string()}).code == 0);
   std::ifstream in(file);

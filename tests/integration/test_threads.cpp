@@ -7,12 +7,7 @@ using namespace mstep_it;
 TEST_CASE("threads: two threads per rank ping-pong under MPI_THREAD_MULTIPLE", "[threads]") {
   const fs::path dir = test_dir() / "trace";
   const int n = 200;  // ping-pongs per thread
-  const Result rec = record(dir, 2, {prog("threads"), std::to_string(n)});
-  if (rec.out.find("MPI_THREAD_MULTIPLE not provided") != std::string::npos) {
-    WARN("threads: the MPI library does not provide MPI_THREAD_MULTIPLE; test skipped");
-    return;
-  }
-  check_recorded(rec, 2);
+  if (!record_threads(dir, n)) return;
 
   const Stats s = stats(dir);
   check_complete(s, 2);

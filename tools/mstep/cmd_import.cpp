@@ -12,6 +12,7 @@
 #include "model/export/otf2.hpp"
 #include "model/import/otf2_import.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
 
 namespace mstep::cli {
 namespace {
@@ -42,19 +43,8 @@ int run_import(const ImportOptions& o) {
     std::fprintf(stderr, "mstep: %s\n", e.what());
     return 1;
   }
-  std::error_code ec;
   const fs::path dir(o.out);
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !o.force) {
-    std::fprintf(stderr, "mstep: %s exists and is not empty (use -f to overwrite)\n", o.out.c_str());
-    return 1;
-  }
-  if (o.force && fs::exists(dir / kMetaFileName, ec)) fs::remove_all(dir, ec);
-  const bool created = !fs::exists(dir, ec);
-  fs::create_directories(dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "mstep: cannot create %s: %s\n", o.out.c_str(), ec.message().c_str());
-    return 1;
-  }
+  const bool created = prepare_trace_dir(o.out, o.force);
   model::Otf2ImportSummary s;
   try {
     s = model::import_otf2(anchor, o.out, o.keep_clocks);

@@ -15,6 +15,7 @@
 #include "format/rank_trace.hpp"
 #include "model/trace/synthetic.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
 #include "tools/mstep/progress.hpp"
 
 namespace mstep::cli {
@@ -70,18 +71,8 @@ int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
                  human(static_cast<double>(avail)).c_str());
     return 1;
   }
-  std::error_code ec;
   const fs::path dir(o.out);
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !o.force) {
-    std::fprintf(stderr, "mstep: %s exists and is not empty (use -f to overwrite)\n", o.out.c_str());
-    return 1;
-  }
-  if (o.force && fs::exists(dir / kMetaFileName, ec)) fs::remove_all(dir, ec);
-  fs::create_directories(dir, ec);
-  if (ec) {
-    std::fprintf(stderr, "mstep: cannot create %s: %s\n", o.out.c_str(), ec.message().c_str());
-    return 1;
-  }
+  prepare_trace_dir(o.out, o.force);
   struct statvfs fsinfo {};
   if (::statvfs(dir.c_str(), &fsinfo) == 0) {
     const double free = static_cast<double>(fsinfo.f_bavail) * static_cast<double>(fsinfo.f_frsize);

@@ -104,6 +104,18 @@ std::pair<const char*, int> look(double c, double m, double w, double capacity) 
 
 std::string html_escape(std::string_view s) { return esc_impl(s); }
 
+void html_page_end(std::string& out, std::span<const std::string> problems, std::span<const std::string> notes,
+                   std::ostream& os) {
+  if (!problems.empty() || !notes.empty()) {
+    out += "<h2>Notes</h2>\n<ul>";
+    for (const auto& p : problems) fmt::format_to(std::back_inserter(out), "<li class=\"problems\">{}</li>", esc_impl(p));
+    for (const auto& n : notes) fmt::format_to(std::back_inserter(out), "<li>{}</li>", esc_impl(n));
+    out += "</ul>\n";
+  }
+  out += "<p class=\"note\">Written by mstep.</p>\n</body></html>\n";
+  os.write(out.data(), static_cast<std::streamsize>(out.size()));
+}
+
 void emit_page(const std::string& output, const std::function<void(std::ostream&)>& write) {
   if (output.empty()) {
     write(std::cout);

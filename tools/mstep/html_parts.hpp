@@ -20,6 +20,11 @@ std::string human_seconds(double s);
 // <!DOCTYPE html> to the opening <body> and the page's <h1>.
 void html_page_start(std::string& out, std::string_view title);
 
+// The page's notes (problems marked as such, if any of either) and its end, after which `out` is
+// written to `os`.
+void html_page_end(std::string& out, std::span<const std::string> problems, std::span<const std::string> notes,
+                   std::ostream& os);
+
 // A prediction drawn below each rank: computation and MPI time per bin (rows x width of the
 // picture), and where it predicts each rank ends (seconds after the picture's zero; may be empty).
 struct PredictedBand {

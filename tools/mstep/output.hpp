@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -31,6 +32,21 @@ inline void add_format_option(CLI::App& cmd, std::string& format) {
 inline void report_problems(const TraceDir& d) {
   for (const auto& p : d.problems) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
   if (!d.problems.empty()) throw CLI::RuntimeError(1);
+}
+
+// A trace directory to write (mstep synth, mstep import): refused in one line (exit 1) when it holds
+// something and `force` is not given; with `force`, a trace already there is removed first.
+// Returns whether the directory was made here (so that a failed write can take it away again).
+inline bool prepare_trace_dir(const std::string& out, bool force) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path dir(out);
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec) && !force) fail(1, out + " exists and is not empty (use -f to overwrite)");
+  if (force && fs::exists(dir / kMetaFileName, ec)) fs::remove_all(dir, ec);
+  const bool created = !fs::exists(dir, ec);
+  fs::create_directories(dir, ec);
+  if (ec) fail(1, "cannot create " + out + ": " + ec.message());
+  return created;
 }
 
 }  // namespace mstep::cli

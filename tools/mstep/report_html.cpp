@@ -136,14 +136,7 @@ void write_report_html(std::ostream& os, const HtmlReport& page) {
   per_rank(out, rep);
   hotspots(out, rep, *page.hotspots);
   worst_steps(out, rep);
-  if (!rep.problems.empty() || !rep.notes.empty()) {
-    out += "<h2>Notes</h2>\n<ul>";
-    for (const auto& p : rep.problems) fmt::format_to(it, "<li class=\"problems\">{}</li>", esc(p));
-    for (const auto& n : rep.notes) fmt::format_to(it, "<li>{}</li>", esc(n));
-    out += "</ul>\n";
-  }
-  out += "<p class=\"note\">Written by mstep.</p>\n</body></html>\n";
-  os.write(out.data(), static_cast<std::streamsize>(out.size()));
+  html_page_end(out, rep.problems, rep.notes, os);
 }
 
 }  // namespace mstep::cli

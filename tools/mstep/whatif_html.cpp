@@ -108,14 +108,7 @@ void write_whatif_html(std::ostream& os, const WhatIfHtml& page) {
   }
   per_rank(out, res);
   waits(out, page.waits);
-  if (!res.problems.empty() || !page.notes.empty()) {
-    out += "<h2>Notes</h2>\n<ul>";
-    for (const auto& p : res.problems) fmt::format_to(it, "<li class=\"problems\">{}</li>", html_escape(p));
-    for (const auto& n : page.notes) fmt::format_to(it, "<li>{}</li>", html_escape(n));
-    out += "</ul>\n";
-  }
-  out += "<p class=\"note\">Written by mstep.</p>\n</body></html>\n";
-  os.write(out.data(), static_cast<std::streamsize>(out.size()));
+  html_page_end(out, res.problems, page.notes, os);
 }
 
 }  // namespace mstep::cli
