@@ -1,7 +1,9 @@
 #include "format/codec.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -30,9 +32,26 @@ enum FieldBit : std::uint8_t {
 
 // Columns: [op, flags, mask] per event; the time deltas; the other fields. Grouping alike bytes
 // lets zstd find the repetition of a steady exchange.
-struct Columns {
-  std::vector<std::uint8_t> head, times, fields;
+//
+// The encoder runs on the recorder's flush path, so it writes through raw pointers into scratch
+// columns sized for the worst case (no capacity check per byte: a byte-by-byte push_back made
+// varint writing the costliest function of a traced ping-pong). The columns are kept per thread
+// and only grow.
+class ColumnScratch {
+ public:
+  std::uint8_t* get(std::size_t bytes) {
+    if (bytes > capacity_) {
+      capacity_ = std::max(bytes, capacity_ * 2);
+      data_ = std::make_unique_for_overwrite<std::uint8_t[]>(capacity_);
+    }
+    return data_.get();
+  }
+
+ private:
+  std::unique_ptr<std::uint8_t[]> data_;
+  std::size_t capacity_ = 0;
 };
+
 
 }  // namespace
 
@@ -80,11 +99,12 @@ FileHeader decode_file_header(ByteReader& in) {
 }
 
 void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out) {
-  Columns c;
-  c.head.reserve(events.size() * 3);
-  c.times.reserve(events.size() * 4);
-  c.fields.reserve(events.size() * 2);
-  ByteWriter times(c.times), fields(c.fields);
+  thread_local ColumnScratch head_scratch, times_scratch, fields_scratch;
+  const std::size_t n = events.size();
+  std::uint8_t* const head0 = head_scratch.get(3 * n);
+  std::uint8_t* const times0 = times_scratch.get(2 * kMaxVarint * n);
+  std::uint8_t* const fields0 = fields_scratch.get(7 * kMaxVarint * n);
+  RawColumn head{head0}, times{times0}, fields{fields0};
   Event prev;  // delta state starts from zero in every frame
   prev.peer = kNoPeer;
   prev.tag = kNoTag;
@@ -99,9 +119,9 @@ void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out
     if (e.recv_bytes) mask |= kHasRecvBytes;
     if (e.request) mask |= kHasRequest;
     if (e.t_enter == prev.t_enter && e.t_exit == prev.t_exit) mask |= kSameTimes;
-    c.head.push_back(static_cast<std::uint8_t>(e.op));
-    c.head.push_back(e.flags);
-    c.head.push_back(mask);
+    head.u8(static_cast<std::uint8_t>(e.op));
+    head.u8(e.flags);
+    head.u8(mask);
     if (!(mask & kSameTimes)) {
       times.zigzag(static_cast<std::int64_t>(e.t_enter - prev.t_exit));
       times.zigzag(static_cast<std::int64_t>(e.t_exit - e.t_enter));
@@ -118,14 +138,17 @@ void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out
     }
     prev = e;
   }
+  const auto head_size = static_cast<std::size_t>(head.p - head0);
+  const auto times_size = static_cast<std::size_t>(times.p - times0);
+  const auto fields_size = static_cast<std::size_t>(fields.p - fields0);
   ByteWriter w(out);
-  w.varint(events.size());
-  w.varint(c.head.size());
-  w.varint(c.times.size());
-  w.varint(c.fields.size());
-  w.bytes(c.head);
-  w.bytes(c.times);
-  w.bytes(c.fields);
+  w.varint(n);
+  w.varint(head_size);
+  w.varint(times_size);
+  w.varint(fields_size);
+  out.insert(out.end(), head0, head.p);
+  out.insert(out.end(), times0, times.p);
+  out.insert(out.end(), fields0, fields.p);
 }
 
 EventFrameDecoder::EventFrameDecoder(std::span<const std::uint8_t> payload) {
@@ -187,22 +210,27 @@ void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& ou
 }
 
 void StepEncoder::add(const StepRecord& s) {
-  ByteWriter t(times_), z(sizes_), p(partners_);
+  RawColumn t = times_.reserve(5 * kMaxVarint);
   t.zigzag(static_cast<std::int64_t>(s.index) - last_index_);
   t.zigzag(static_cast<std::int64_t>(s.begin - last_end_));
   t.varint(s.end - s.begin);
   t.varint(s.compute);
   t.varint(s.mpi);
+  times_.commit(t);
+  RawColumn z = sizes_.reserve(4 * kMaxVarint);
   z.varint(s.bytes_in);
   z.varint(s.bytes_out);
   z.varint(s.msgs_in);
   z.varint(s.msgs_out);
+  sizes_.commit(z);
+  RawColumn p = partners_.reserve((s.partners.size() + 1) * kMaxVarint);
   p.varint(s.partners.size());
   std::int64_t prev = 0;
   for (auto r : s.partners) {
     p.zigzag(r - prev);
     prev = r;
   }
+  partners_.commit(p);
   last_index_ = s.index;
   last_end_ = s.end;
   ++count_;
@@ -214,9 +242,9 @@ void StepEncoder::finish(std::vector<std::uint8_t>& out) {
   w.varint(times_.size());
   w.varint(sizes_.size());
   w.varint(partners_.size());
-  w.bytes(times_);
-  w.bytes(sizes_);
-  w.bytes(partners_);
+  w.bytes(times_.bytes());
+  w.bytes(sizes_.bytes());
+  w.bytes(partners_.bytes());
   times_.clear();
   sizes_.clear();
   partners_.clear();

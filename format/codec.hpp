@@ -3,6 +3,7 @@
 // decodes without any other (a crash loses at most the frame being written).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -25,11 +26,14 @@ class ByteWriter {
   explicit ByteWriter(std::vector<std::uint8_t>& out) : out_(out) {}
   void u8(std::uint8_t v) { out_.push_back(v); }
   void varint(std::uint64_t v) {
+    std::uint8_t b[10];
+    std::size_t n = 0;
     while (v >= 0x80) {
-      out_.push_back(static_cast<std::uint8_t>(v | 0x80));
+      b[n++] = static_cast<std::uint8_t>(v | 0x80);
       v >>= 7;
     }
-    out_.push_back(static_cast<std::uint8_t>(v));
+    b[n++] = static_cast<std::uint8_t>(v);
+    out_.insert(out_.end(), b, b + n);  // one capacity check, not one per byte
   }
   void zigzag(std::int64_t v) {
     varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
@@ -45,6 +49,43 @@ class ByteWriter {
 
  private:
   std::vector<std::uint8_t>& out_;
+};
+
+// Unchecked writes through a raw pointer, for the recorder's flush path (a capacity check per byte
+// made varint writing the costliest function of a traced ping-pong): the caller has room for the
+// worst case, kMaxVarint bytes a varint.
+constexpr std::size_t kMaxVarint = 10;
+struct RawColumn {
+  std::uint8_t* p;
+  void u8(std::uint8_t v) { *p++ = v; }
+  void varint(std::uint64_t v) {
+    while (v >= 0x80) {
+      *p++ = static_cast<std::uint8_t>(v | 0x80);
+      v >>= 7;
+    }
+    *p++ = static_cast<std::uint8_t>(v);
+  }
+  void zigzag(std::int64_t v) {
+    varint((static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63));
+  }
+};
+
+// A byte column that grows by doubling: reserve() room for a record's worst case, write it through
+// the RawColumn, commit() what was written.
+class GrowingColumn {
+ public:
+  RawColumn reserve(std::size_t max_bytes) {
+    if (buf_.size() - used_ < max_bytes) buf_.resize(std::max(buf_.size() * 2, used_ + max_bytes));
+    return RawColumn{buf_.data() + used_};
+  }
+  void commit(const RawColumn& c) { used_ = static_cast<std::size_t>(c.p - buf_.data()); }
+  std::size_t size() const { return used_; }
+  std::span<const std::uint8_t> bytes() const { return {buf_.data(), used_}; }
+  void clear() { used_ = 0; }
+
+ private:
+  std::vector<std::uint8_t> buf_;
+  std::size_t used_ = 0;
 };
 
 // Bounds-checked reader: running past the end throws TraceError, never reads out of bounds.
@@ -144,7 +185,7 @@ class StepEncoder {
   void finish(std::vector<std::uint8_t>& out);
 
  private:
-  std::vector<std::uint8_t> times_, sizes_, partners_;
+  GrowingColumn times_, sizes_, partners_;
   std::size_t count_ = 0;
   std::uint32_t last_index_ = 0;
   std::uint64_t last_end_ = 0;
