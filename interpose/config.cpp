@@ -45,6 +45,16 @@ Config read_config() {
   }
   if (const char* v = std::getenv("MSTEP_ZSTD_LEVEL"); v && !parse_int(v, 1, 19, c.zstd_level))
     c.error = std::string("MSTEP_ZSTD_LEVEL='") + v + "' is not a number from 1 to 19";
+  if (const char* v = std::getenv("MSTEP_WRITER")) {
+    if (std::strcmp(v, "auto") == 0)
+      c.writer = Config::Writer::Auto;
+    else if (std::strcmp(v, "thread") == 0)
+      c.writer = Config::Writer::Thread;
+    else if (std::strcmp(v, "inline") == 0)
+      c.writer = Config::Writer::Inline;
+    else
+      c.error = std::string("MSTEP_WRITER='") + v + "' is not auto, thread or inline";
+  }
   return c;
 }
 

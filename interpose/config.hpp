@@ -12,6 +12,9 @@ struct Config {
   int stack_depth = 1;               // MSTEP_STACK_DEPTH: frames kept per call site
   std::size_t buffer_bytes = 1 << 20;  // MSTEP_BUFFER: per-thread event buffer (k/M suffixes)
   int zstd_level = 1;                // MSTEP_ZSTD_LEVEL
+  // MSTEP_WRITER: who encodes and writes full buffers. Auto: a thread of the recorder's own where
+  // the node has a core to spare for it (more usable cores than ranks on the node), else inline.
+  enum class Writer { Auto, Thread, Inline } writer = Writer::Auto;
   std::string error;                 // a setting that could not be read, in one line
 };
 

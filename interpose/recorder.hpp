@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -20,14 +21,21 @@
 #include "interpose/config.hpp"
 #include "format/flat_map.hpp"
 #include "interpose/request_table.hpp"
+#include "interpose/writer_thread.hpp"
 
 namespace mstep {
 
+// A thread's events: a double buffer of two halves, one filled by the thread while the writer
+// thread writes the other (one buffer of twice the size when frames are written inline).
 struct ThreadBuffer {
-  std::vector<Event> events;  // fixed capacity, never reallocated
+  std::vector<Event> storage;  // fixed size, never reallocated
+  std::size_t capacity = 0;    // events per half
+  Event* fill = nullptr;       // the half being filled
   std::size_t used = 0;
+  int half = 0;
+  bool in_flight[2] = {false, false};  // handed to the writer thread; guarded by its queue lock
   std::uint16_t thread = 0;
-  Event flush;                // the last flush, not yet in the buffer (t_exit 0: none)
+  Event flush;                 // the last flush, not yet in the buffer (t_exit 0: none)
 };
 
 class Recorder {
@@ -43,38 +51,38 @@ class Recorder {
   void emergency_flush(bool from_signal);
 
   // The hot path: one copy into this thread's buffer. Everything else (M-steps, encoding,
-  // compression) happens when the buffer is full, off the application's critical path.
+  // compression, writing) happens when half the buffer is full, on the writer thread.
   void record(const Event& e) {
     ThreadBuffer& b = buffer();
     // A flush's own record goes in before the next call, never between two records of one call.
     if (b.flush.t_exit != 0 && !e.continuation()) [[unlikely]] record_flush(b);
-    b.events[b.used++] = e;
-    if (b.used == b.events.size()) [[unlikely]] flush(b);
+    b.fill[b.used++] = e;
+    if (b.used == b.capacity) [[unlikely]] flush(b);
   }
   std::uint32_t callsite(void* ret) { return callsites_.lookup(ret); }
   bool multithreaded() const { return multithreaded_; }
   const CommInfo& comm(MPI_Comm c) {
     if (c == MPI_COMM_WORLD) return comms_.get(c);
-    std::unique_lock lock(mutex_, std::defer_lock);
+    std::unique_lock lock(tables_mutex_, std::defer_lock);
     if (multithreaded_) lock.lock();
     return comms_.get(c);
   }
   // After a wrapped communicator creator: registers `c` afresh (CommTable::add).
   const CommInfo& new_comm(MPI_Comm c) {
-    std::unique_lock lock(mutex_, std::defer_lock);
+    std::unique_lock lock(tables_mutex_, std::defer_lock);
     if (multithreaded_) lock.lock();
     return comms_.add(c);
   }
   void forget_comm(MPI_Comm c);
   // MPI_Comm_idup: its communicator, registered at the call (CommTable::add_copy) ...
   const CommInfo& new_dup(const CommInfo& parent) {
-    std::unique_lock lock(mutex_, std::defer_lock);
+    std::unique_lock lock(tables_mutex_, std::defer_lock);
     if (multithreaded_) lock.lock();
     return comms_.add_copy(parent);
   }
   // ... and its handle, once the request completed.
   void bind_comm(MPI_Comm c, const CommInfo& info) {
-    std::unique_lock lock(mutex_, std::defer_lock);
+    std::unique_lock lock(tables_mutex_, std::defer_lock);
     if (multithreaded_) lock.lock();
     comms_.bind(c, info);
   }
@@ -99,46 +107,59 @@ class Recorder {
     return *tls_buffer_;
   }
   ThreadBuffer& new_thread_buffer();
-  // Feeds the buffer's events to the step tracker. Caller holds mutex_.
-  void track_steps(const ThreadBuffer& b);
+  // The communicators registered since the last call (the application's side of the table).
+  std::vector<CommDef> take_comms();
+  // The writer's side, under writer_thread_.write_mutex(): a handed-over half becomes frames.
+  void write_handoff(Handoff& h, bool from_signal);
+  void learn_comms(std::span<const CommDef> comms);
+  void track_steps(const Event* events, std::size_t count);
   void flush(ThreadBuffer& b);
   void record_flush(ThreadBuffer& b);
-  // Writes pending steps, communicators and call sites. Caller holds mutex_ (or is the signal path).
-  void write_side_frames(std::uint16_t thread, bool from_signal);
-  void write_events(ThreadBuffer& b, bool from_signal);
+  // Writes `comms`, new call sites and closed steps. Caller holds the write mutex.
+  void write_side_frames(std::uint16_t thread, bool from_signal, std::span<const CommDef> comms);
+  void write_events(const Event* events, std::size_t count, std::uint16_t thread, bool from_signal);
   // Every frame goes through here. After the first failed write (disk full, quota, I/O error) the
   // rank says so once on its stderr and writes nothing more: a file that ends at its last whole
   // frame stays readable, and the trace is marked incomplete at MPI_Finalize.
   void write_frame(FrameKind kind, std::uint16_t thread, std::uint32_t count, bool from_signal);
   std::string choose_dir(MPI_Comm tool_comm);
+  // MSTEP_WRITER, or for auto whether this process has a core to spare (collective on tool_comm_).
+  bool use_writer_thread();
   void write_meta(bool complete, int write_failed_ranks = 0);
 
   std::atomic<bool> active_{false};
   bool multithreaded_ = false;
   bool finalized_ = false;
+  bool threaded_writer_ = false;  // frames written by writer_thread_ (meta.json "writer")
+  int pid_ = 0;  // the process that records (a forked child does not flush at exit)
   std::atomic<bool> write_failed_{false};
   Config config_;
   int rank_ = 0;
   int size_ = 1;
   std::string dir_;
   MPI_Comm tool_comm_ = MPI_COMM_NULL;  // a private duplicate of MPI_COMM_WORLD for mstep's own messages
-  std::unique_ptr<TraceFileWriter> writer_;
-  std::optional<StepTracker> tracker_;
-  StepEncoder closed_steps_;  // closed steps, encoded as they close (no copies)
-  std::vector<ClockSync> clocks_;
-  CallsiteRegistry callsites_;
+  // The application's side: under tables_mutex_ when MPI_THREAD_MULTIPLE.
+  CallsiteRegistry callsites_;  // (its own lock)
   CommTable comms_;
   RequestTable requests_;
   std::uint32_t next_request_ = 1;
-  std::mutex mutex_;                  // tracker, tables and side frames under MPI_THREAD_MULTIPLE
+  std::mutex tables_mutex_;
   std::mutex buffers_mutex_;          // the list of thread buffers
   std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
+  // The writer's side: under writer_thread_.write_mutex().
+  std::unique_ptr<TraceFileWriter> writer_;
+  std::optional<StepTracker> tracker_;
+  StepEncoder closed_steps_;  // closed steps, encoded as they close (no copies)
+  std::vector<MemberList> comm_members_;  // by communicator id, as the handoffs defined them
   std::vector<std::uint8_t> scratch_;
+  std::vector<ClockSync> clocks_;
   double ticks_per_second_ = 1e9;
   std::vector<std::string> hosts_;
   std::string mpi_version_;
   std::string delay_json_;
   std::string collectives_json_;
+  // Last: destroyed first, so that its thread is joined before what it writes with goes away.
+  WriterThread writer_thread_;
 
   static thread_local ThreadBuffer* tls_buffer_;
 };

@@ -25,6 +25,7 @@ struct RunInfo {
   MpiEnvironment environment;  // rank 0's UCX_*, MPIR_CVAR_*, MPICH_*: the network the run had
   std::string delay;  // JSON object of the delay apparatus's settings; empty: none applied
   std::string collectives;  // JSON object of the substitute collectives; empty: MPICH's own
+  std::string writer;       // "thread" or "inline": who wrote the frames (rank 0's)
 };
 
 // Writes meta.json atomically (temporary file, then rename). Returns false on failure, with

@@ -47,7 +47,7 @@ done
 command -v "$mpiexec" >/dev/null || die "no $mpiexec"
 
 # Nothing preloaded or configured from the caller's environment: default settings only.
-unset LD_PRELOAD MSTEP_DIR MSTEP_ENABLE MSTEP_BUFFER MSTEP_STACK_DEPTH MSTEP_ZSTD_LEVEL MSTEP_CLOCK
+unset LD_PRELOAD MSTEP_DIR MSTEP_ENABLE MSTEP_BUFFER MSTEP_STACK_DEPTH MSTEP_ZSTD_LEVEL MSTEP_CLOCK MSTEP_WRITER
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mstep-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -161,11 +161,17 @@ figure latency_ratio "$lat_ratio" "<=" 1.20 "with/without; per-round ratios: med
 # process can disturb, so it stays readable when the two-rank latency above drowns in noise.
 echo "# call cost ($((SECONDS - start)) s): callcost ${cc_args[*]} (records batches), 1 rank, $cc_rounds rounds, alternating"
 : >"$work/cc_procnull" ; : >"$work/cc_pair" ; : >"$work/cc_self" ; : >"$work/cc_iprobe"
+# One rank leaves the other core free, so the default (MSTEP_WRITER=auto) runs libmstep's writer
+# thread there; the "inline" variant makes the application's thread do that work, as on a full node.
+: >"$work/cc_pair_inline"
 for ((r = 1; r <= cc_rounds; ++r)); do
-  if ((r % 2)); then order=(plain traced); else order=(traced plain); fi
+  if ((r % 2)); then order=(plain traced inline); else order=(inline traced plain); fi
   for v in "${order[@]}"; do
-    if [[ $v == plain ]]; then run -n 1 "cc_$v" - "$benchdir/callcost" "${cc_args[@]}"
-    else run -n 1 "cc_$v" "$work/cc_trace" "$benchdir/callcost" "${cc_args[@]}"; fi
+    case $v in
+      plain) run -n 1 "cc_$v" - "$benchdir/callcost" "${cc_args[@]}" ;;
+      traced) run -n 1 "cc_$v" "$work/cc_trace" "$benchdir/callcost" "${cc_args[@]}" ;;
+      inline) MSTEP_WRITER=inline run -n 1 "cc_$v" "$work/cc_trace" "$benchdir/callcost" "${cc_args[@]}" ;;
+    esac
   done
   for k in procnull pair self iprobe; do
     a=$(field "$work/cc_traced.out" "${k}_ns")
@@ -173,12 +179,16 @@ for ((r = 1; r <= cc_rounds; ++r)); do
     case $k in pair) n=2 ;; self) n=3 ;; *) n=1 ;; esac  # records per iteration
     awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "%.1f\n", (a - b) / n }' >>"$work/cc_$k"
   done
+  a=$(field "$work/cc_inline.out" pair_ns)
+  b=$(field "$work/cc_plain.out" pair_ns)
+  awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f\n", (a - b) / 2 }' >>"$work/cc_pair_inline"
 done
 rm -rf "$work/cc_trace"
 info record_cost_procnull_ns "$(median <"$work/cc_procnull")" "CPU ns added per MPI_Send to MPI_PROC_NULL (1 record), median of $cc_rounds"
 info record_cost_pair_ns "$(median <"$work/cc_pair")" "CPU ns added per record of Bsend+Recv to self (2 records, 1 M-step: a ping-pong rank's round trip), median of $cc_rounds"
 info record_cost_self_ns "$(median <"$work/cc_self")" "CPU ns added per record of Irecv/Send/Wait to self (3 records, real peer, M-steps), median of $cc_rounds"
 info record_cost_iprobe_ns "$(median <"$work/cc_iprobe")" "CPU ns added per MPI_Iprobe finding nothing, median of $cc_rounds"
+info record_cost_pair_inline_ns "$(median <"$work/cc_pair_inline")" "the same as record_cost_pair_ns with MSTEP_WRITER=inline (M-steps, encoding, zstd and write on the application's thread), median of $cc_rounds"
 
 # ---- Trace size ----------------------------------------------------------------------------------
 # bytes_per_event NAME PROGRAM ARGS...: records the program and prints trace_bytes / events.

@@ -252,6 +252,14 @@ inline json parse_json(const std::string& text) {
   return {};
 }
 
+// A trace's meta.json.
+inline json read_meta(const fs::path& dir) {
+  std::ifstream in(dir / "meta.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_json(text.str());
+}
+
 // An environment in which mstep finds no default parameter file (for report and whatif).
 inline Env no_default_params(const fs::path& home) { return {{"HOME", home.string()}, {"MSTEP_PARAMS", ""}}; }
 
@@ -313,8 +321,8 @@ inline void check_recorded(const Result& r, int ranks) {
 
 // threads.c (MPI_THREAD_MULTIPLE ping-pongs, `n` per thread) recorded at 2 ranks into `dir`; false,
 // with a warning, where the MPI library does not provide MPI_THREAD_MULTIPLE (the test is skipped).
-inline bool record_threads(const fs::path& dir, int n) {
-  const Result rec = record(dir, 2, {prog("threads"), std::to_string(n)});
+inline bool record_threads(const fs::path& dir, int n, const Env& env = {}) {
+  const Result rec = record(dir, 2, {prog("threads"), std::to_string(n)}, env);
   if (rec.out.find("MPI_THREAD_MULTIPLE not provided") != std::string::npos) {
     WARN("threads: the MPI library does not provide MPI_THREAD_MULTIPLE; test skipped");
     return false;

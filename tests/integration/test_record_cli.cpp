@@ -55,6 +55,22 @@ TEST_CASE("run-time settings: MSTEP_ENABLE=0 and a bad MSTEP_BUFFER record nothi
     CHECK(lines == 1);
     CHECK_FALSE(fs::exists(base / "bad" / "rank-00000.mst"));
   }
+  SECTION("an unknown MSTEP_WRITER: one line from rank 0, the run goes on unrecorded") {
+    const Result r = record(base / "writer", 2, {prog("p2p"), "3"}, {{"MSTEP_WRITER", "background"}});
+    CHECK(r.code == 1);
+    CHECK(r.out.find("iprobe_calls=") != std::string::npos);
+    int lines = 0;
+    for (const auto& l : lines_of(r.err))
+      if (l.find("mstep: MSTEP_WRITER='background' is not auto, thread or inline; recording off") == 0) ++lines;
+    CHECK(lines == 1);
+    CHECK_FALSE(fs::exists(base / "writer" / "rank-00000.mst"));
+  }
+  SECTION("record --writer takes only auto, thread and inline") {
+    const Result r = run({kMstep, "record", "-o", (base / "w2").string(), "--writer", "fast", "--", "true"});
+    CHECK(r.code == 2);
+    CHECK(lines_of(r.err).size() == 1);
+    CHECK(r.err.find("--writer") != std::string::npos);
+  }
   SECTION("a deeper call stack still names the calling line") {
     const fs::path dir = base / "deep";
     check_recorded(record(dir, 2, {prog("p2p"), "3"}, {}, {"--depth", "4"}), 2);

@@ -69,3 +69,31 @@ TEST_CASE("threads: two threads per rank ping-pong under MPI_THREAD_MULTIPLE", "
   CHECK(text.code == 0);
   CHECK(text.out.find("cycle") == std::string::npos);
 }
+
+// Two application threads per rank fill their own buffers and hand them to one writer thread,
+// concurrently: every call arrives, in order per thread.
+TEST_CASE("threads: many small frames from two threads through libmstep's writer thread", "[threads][frames]") {
+  const fs::path dir = test_dir() / "trace";
+  const int n = 2000;
+  if (!record_threads(dir, n, {{"MSTEP_WRITER", "thread"}, {"MSTEP_BUFFER", "4k"}})) return;
+  const Stats s = stats(dir);
+  check_complete(s, 2);
+  CHECK(read_meta(dir).at("writer") == "thread");
+  for (int rank = 0; rank < 2; ++rank) {
+    Expect e;
+    e.add("MPI_Init_thread", 1);
+    e.add("MPI_Send", 2 * n, 16 * n, 0);
+    e.add("MPI_Recv", 2 * n, 0, 16 * n);
+    e.add("MPI_Finalize", 1);
+    check_rank(s.j, rank, e);
+    // 8000 calls in halves of 64 events: more than 100 handoffs, each with its flush record.
+    CHECK(s.j["per_rank"][rank].at("events").get<int>() > 4 * n + 2 + 100);
+  }
+  for (int rank = 0; rank < 2; ++rank) {
+    const json d = dump_rank(dir, rank);
+    std::map<int, int> per_tag;
+    for (const auto& e : events_of(d, "MPI_Recv")) ++per_tag[e.at("tag").get<int>()];
+    CHECK(per_tag[1] == n);
+    CHECK(per_tag[2] == n);
+  }
+}

@@ -27,6 +27,7 @@ struct RecordOptions {
   bool force = false;
   int depth = 0;
   std::string buffer;
+  std::string writer;
   std::vector<std::string> command;
 };
 
@@ -108,6 +109,7 @@ int run(const RecordOptions& o) {
   ::setenv("MSTEP_DIR", fs::absolute(o.dir).string().c_str(), 1);
   if (o.depth > 0) ::setenv("MSTEP_STACK_DEPTH", std::to_string(o.depth).c_str(), 1);
   if (!o.buffer.empty()) ::setenv("MSTEP_BUFFER", o.buffer.c_str(), 1);
+  if (!o.writer.empty()) ::setenv("MSTEP_WRITER", o.writer.c_str(), 1);
 
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -167,6 +169,10 @@ void add_record(CLI::App& app) {
   cmd->add_option("--depth", o->depth, "Call-stack frames kept per call site (MSTEP_STACK_DEPTH)")
       ->check(CLI::Range(1, 32));
   cmd->add_option("--buffer", o->buffer, "Per-thread event buffer, e.g. 1M (MSTEP_BUFFER)");
+  cmd->add_option("--writer", o->writer,
+                  "Who compresses and writes full buffers: a thread of libmstep's own, the application's "
+                  "thread (inline), or auto: a thread where the node has a core to spare (MSTEP_WRITER)")
+      ->check(CLI::IsMember({"auto", "thread", "inline"}));
   cmd->prefix_command();
   cmd->allow_extras();
   cmd->footer("Example: mstep record -o run1 -- mpiexec -n 4 ./my_app args");

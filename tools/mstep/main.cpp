@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
         break;
       }
       if (it->empty() || (*it)[0] != '-') break;  // the command itself
-      const bool takes_value = *it == "-o" || *it == "--output" || *it == "--depth" || *it == "--buffer";
+      const bool takes_value =
+          *it == "-o" || *it == "--output" || *it == "--depth" || *it == "--buffer" || *it == "--writer";
       if (takes_value && it + 1 != args.end()) ++it;
     }
   }
