@@ -34,7 +34,11 @@ bool is_p2p_recv(const Event& e) {
 
 bool is_collective_call(const Event& e) {
   const Role r = op_role(e.op);
-  return !e.continuation() && (r == Role::CollAll || r == Role::CollRootIn || r == Role::CollRootOut);
+  // A record flagged incomplete is MPI time only, for the step tracker too (the recorder never
+  // flags a collective so, but a damaged or hand-made trace can: it made the streamed step table
+  // index the step before step 1 and allocate gigabytes, found by tests/fuzz/fuzz_model.cpp).
+  return !e.continuation() && !(e.flags & kIncomplete) &&
+         (r == Role::CollAll || r == Role::CollRootIn || r == Role::CollRootOut);
 }
 
 std::vector<std::vector<CollectiveCall>> collective_instances(std::span<const RankTrace* const> ranks) {

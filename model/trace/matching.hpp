@@ -41,7 +41,8 @@ struct Matching {
 // `ranks[i]` may be null (an unreadable rank): messages to and from it are left unmatched.
 Matching match_messages(std::span<const RankTrace* const> ranks);
 
-// True for the first record of a collective call (Barrier, Bcast, Reduce, All*, ...).
+// True for the first record of a collective call (Barrier, Bcast, Reduce, All*, ...), unless it is
+// flagged kIncomplete (MPI time only, as the step tracker takes it).
 bool is_collective_call(const Event& e);
 
 // One member's part in a collective: its rank and the index of its collective record.
