@@ -43,8 +43,8 @@ class PerfettoWriter final : public StreamVisitor {
   // `infer_steps`: M-steps from the recorder's rules run again on the records (the streaming pass);
   // false: the caller hands the recorded ones (recorded_steps).
   PerfettoWriter(std::span<const RankTrace* const> metas, const Timeline& timeline, std::ostream& out,
-                 const SiteNamer& name_site, bool infer_steps = true)
-      : timeline_(timeline), out_(out), ranks_(metas.size()) {
+                 const SiteNamer& name_site, const TimeWindow& window, bool infer_steps = true)
+      : timeline_(timeline), out_(out), ranks_(metas.size()), window_(window) {
     double zero = std::numeric_limits<double>::infinity();
     for (std::size_t r = 0; r < metas.size(); ++r)
       if (metas[r] && !metas[r]->events.empty())
@@ -104,6 +104,10 @@ class PerfettoWriter final : public StreamVisitor {
   // An arrow from the send record `send` (thread `send_tid` of rank `src`) to the record `done` that
   // completed its receive.
   void flow(std::int32_t src, int send_tid, const Event& send, std::int32_t dst, int done_tid, const Event& done) {
+    if (!window_.all() && !(in_window(src, send) && in_window(dst, done))) {
+      ++summary_.outside;
+      return;
+    }
     const std::uint64_t id = ++summary_.flows;
     begin_event();
     fmt::format_to(std::back_inserter(buf_),
@@ -150,6 +154,10 @@ class PerfettoWriter final : public StreamVisitor {
     void call(std::int32_t rank, Op op, double entry_s, double exit_s) override {
       const std::int64_t begin = static_cast<std::int64_t>(std::llround((entry_s - w_.zero_s_) * 1e9));
       const std::int64_t end = std::max(begin, static_cast<std::int64_t>(std::llround((exit_s - w_.zero_s_) * 1e9)));
+      if (!w_.window_.overlaps(begin, end)) {
+        ++w_.summary_.outside;
+        return;
+      }
       w_.begin_event();
       fmt::format_to(std::back_inserter(w_.buf_),
                      "{{\"ph\":\"X\",\"pid\":{},\"tid\":1,\"ts\":{},\"dur\":{},\"name\":\"{}\",\"cat\":\"loggps\"}}",
@@ -196,6 +204,11 @@ class PerfettoWriter final : public StreamVisitor {
     return std::llround((timeline_.seconds(rank, ticks) - zero_s_) * 1e9);
   }
   Micros middle(std::int32_t rank, const Event& e) const { return {(ns(rank, e.t_enter) + ns(rank, e.t_exit)) / 2}; }
+  // Whether the slice of the call whose record is `e` is written (a call's records share its times).
+  bool in_window(std::int32_t rank, const Event& e) const {
+    const std::int64_t begin = ns(rank, e.t_enter);
+    return window_.overlaps(begin, std::max(begin, ns(rank, e.t_exit)));
+  }
 
   void begin_event() {
     if (!first_) buf_.push_back(',');
@@ -214,6 +227,11 @@ class PerfettoWriter final : public StreamVisitor {
     if (!rs.call) return;
     const Event& e = *rs.call;
     const std::int64_t begin = ns(rank, e.t_enter), end = std::max(begin, ns(rank, e.t_exit));
+    if (!window_.overlaps(begin, end)) {
+      ++summary_.outside;
+      rs.call.reset();
+      return;
+    }
     const bool tool = op_role(e.op) == Role::Tool;
     begin_event();
     auto it = std::back_inserter(buf_);
@@ -250,6 +268,10 @@ class PerfettoWriter final : public StreamVisitor {
 
   void step_slice(std::int32_t rank, int tid, const StepRecord& s) {
     const std::int64_t begin = ns(rank, s.begin), end = std::max(begin, ns(rank, s.end));
+    if (!window_.overlaps(begin, end)) {
+      ++summary_.outside;
+      return;
+    }
     const double us_per_tick = timeline_.duration(rank, 1) * 1e6;
     begin_event();
     fmt::format_to(std::back_inserter(buf_),
@@ -269,14 +291,16 @@ class PerfettoWriter final : public StreamVisitor {
   fmt::memory_buffer buf_;
   bool first_ = true;
   PerfettoSummary summary_;
+  TimeWindow window_;
 };
 
 }  // namespace
 
 PerfettoSummary write_perfetto(std::span<const RankTrace* const> metas, std::span<const std::string> files,
-                               std::ostream& out, const SiteNamer& name_site, const Prediction& predict) {
+                               std::ostream& out, const SiteNamer& name_site, const Prediction& predict,
+                               const TimeWindow& window) {
   const Timeline timeline(std::vector<const RankTrace*>(metas.begin(), metas.end()));
-  PerfettoWriter writer(metas, timeline, out, name_site);
+  PerfettoWriter writer(metas, timeline, out, name_site, window);
   const StreamPassResult pass = stream_pass(metas, files, timeline, writer);
   if (predict) writer.predicted(predict);
   PerfettoSummary s = writer.finish();
@@ -285,9 +309,10 @@ PerfettoSummary write_perfetto(std::span<const RankTrace* const> metas, std::spa
   return s;
 }
 
-PerfettoSummary write_perfetto_whole(std::span<const RankTrace* const> ranks, std::ostream& out, const SiteNamer& name_site) {
+PerfettoSummary write_perfetto_whole(std::span<const RankTrace* const> ranks, std::ostream& out, const SiteNamer& name_site,
+                                     const TimeWindow& window) {
   const Timeline timeline(std::vector<const RankTrace*>(ranks.begin(), ranks.end()));
-  PerfettoWriter writer(ranks, timeline, out, name_site, false);
+  PerfettoWriter writer(ranks, timeline, out, name_site, window, false);
   constexpr int kStepsTrack = 65536;  // beyond any thread id: the M-steps' own track
   std::vector<const Event*> records;
   for (std::size_t r = 0; r < ranks.size(); ++r) {

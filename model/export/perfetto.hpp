@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <ostream>
 #include <span>
 #include <string>
@@ -34,8 +35,20 @@ struct PerfettoSummary {
   std::uint64_t flows = 0;      // matched messages drawn as arrows
   std::uint64_t unmatched = 0;  // sends and receives without an arrow
   std::uint64_t predicted = 0;  // slices of the prediction's tracks
+  std::uint64_t outside = 0;    // slices and arrows left out: outside the time window
   std::vector<int> damaged;             // ranks whose file broke off at a damaged frame
   std::vector<std::string> problems;    // one line each for those
+};
+
+// A stretch of the run to write, in nanoseconds after the earliest record (the JSON's ts 0): a
+// slice is written when it overlaps [from_ns, to_ns], an arrow when both its ends' slices are.
+// For runs whose whole JSON no browser opens (360 bytes a record).
+struct TimeWindow {
+  std::int64_t from_ns = std::numeric_limits<std::int64_t>::min();
+  std::int64_t to_ns = std::numeric_limits<std::int64_t>::max();
+  bool overlaps(std::int64_t begin, std::int64_t end) const { return end >= from_ns && begin <= to_ns; }
+  bool all() const { return *this == TimeWindow{}; }
+  friend bool operator==(const TimeWindow&, const TimeWindow&) = default;
 };
 
 // Names a call site ("main (ring.c:42)"); called once per distinct site of each rank.
@@ -48,12 +61,14 @@ using Prediction = std::function<void(ReplayObserver&)>;
 // (read_rank_metadata); its records are read from `files[r]`. The ranks must be single-threaded
 // and use no intercommunicator (model::can_stream).
 PerfettoSummary write_perfetto(std::span<const RankTrace* const> metas, std::span<const std::string> files,
-                               std::ostream& out, const SiteNamer& name_site, const Prediction& predict = {});
+                               std::ostream& out, const SiteNamer& name_site, const Prediction& predict = {},
+                               const TimeWindow& window = {});
 
 // The same for a trace held whole (load_trace_dir without metadata_only), for what one streaming
 // pass does not take: MPI calls from several threads (a track per thread) and intercommunicators
 // (matched in memory, match_messages). The M-steps are the recorder's own, on a track of their own
 // (with threads they need not nest with any one thread's calls). Memory: the whole trace.
-PerfettoSummary write_perfetto_whole(std::span<const RankTrace* const> ranks, std::ostream& out, const SiteNamer& name_site);
+PerfettoSummary write_perfetto_whole(std::span<const RankTrace* const> ranks, std::ostream& out, const SiteNamer& name_site,
+                                     const TimeWindow& window = {});
 
 }  // namespace mstep::model

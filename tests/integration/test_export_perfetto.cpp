@@ -154,6 +154,65 @@ TEST_CASE("mstep export --perfetto: a slice per call and M-step, an arrow per me
         Approx(rep_p.at("models").at("LogGPS").at("predicted_s").get<double>()).margin(3e-9));
 }
 
+// --from/--to: the stretch of a run no browser could open whole. Every slice that overlaps the
+// window and nothing else; an arrow only where both its slices are written.
+TEST_CASE("mstep export --perfetto --from --to: only the slices and arrows of a stretch of the run") {
+  const fs::path base = test_dir();
+  const fs::path dir = base / "ring";
+  REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "4", "--events", "4000", "--pattern", "ring"}).code == 0);
+  REQUIRE(run({kMstep, "export", dir.string(), "--perfetto", (base / "all.json").string()}).code == 0);
+  const Result r = run({kMstep, "export", dir.string(), "--perfetto", (base / "part.json").string(), "--from", "1ms",
+                        "--to", "1100us"});
+  REQUIRE(r.code == 0);
+  const Perfetto all = load(base / "all.json"), part = load(base / "part.json");
+  // The synthetic run: MPI_Init for 500 us, then some 1.7 ms of ring.
+  const long long from = 1'000'000, to = 1'100'000;
+  std::size_t expected = 0, written = 0;
+  for (const auto& [pid, v] : all.slices)
+    for (const Slice& sl : v) expected += sl.end >= from && sl.begin <= to;
+  for (const auto& [pid, v] : part.slices)
+    for (const Slice& sl : v) {
+      INFO("rank " << pid << " " << sl.name << " [" << sl.begin << ", " << sl.end << "]");
+      CHECK(sl.end >= from);
+      CHECK(sl.begin <= to);
+      ++written;
+    }
+  CHECK(written == expected);
+  CHECK(written > 20);
+  std::size_t all_slices = 0;
+  for (const auto& [pid, v] : all.slices) all_slices += v.size();
+  CHECK(written < all_slices / 4);
+  // Arrows: paired, each end inside a written call slice, and no more than the whole run's.
+  CHECK(part.flow_out.size() == part.flow_in.size());
+  CHECK_FALSE(part.flow_out.empty());
+  CHECK(part.flow_out.size() < all.flow_out.size());
+  for (const auto& [id, out] : part.flow_out) {
+    CHECK(call_at(part, out.first, out.second) != nullptr);
+    const auto& in = part.flow_in.at(id);
+    CHECK(call_at(part, in.first, in.second) != nullptr);
+  }
+  const std::size_t left_out = all_slices - written + all.flow_out.size() - part.flow_out.size();
+  CHECK(r.out.find("mstep: only 1ms to 1100us after the run's first record: " + std::to_string(left_out) +
+                   " slices and arrows outside it left out\n") != std::string::npos);
+  // Bad windows are one line and write nothing.
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--from", "30us", "--to", "10us"}, "mstep: --from 30us is after --to 10us\n"},
+           {{"--to", "5"}, "mstep: --to '5': a time needs a unit"},
+           {{"--from", "-2us"}, "mstep: --from '-2us': a time from 0 to 1e9 s after the start of the run\n"}}) {
+    std::vector<std::string> argv{kMstep, "export", dir.string(), "--perfetto", (base / "bad.json").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const Result b = run(argv);
+    INFO(b.err);
+    CHECK(b.code == 2);
+    CHECK(b.err.rfind(message, 0) == 0);
+    CHECK(lines_of(b.err).size() == 1);
+    CHECK_FALSE(fs::exists(base / "bad.json"));
+  }
+  const Result g = run({kMstep, "export", dir.string(), "--goal", (base / "g.goal").string(), "--from", "1us"});
+  CHECK(g.code == 2);
+  CHECK(g.err == "mstep: --from and --to go with --perfetto\n");
+}
+
 TEST_CASE("mstep export --perfetto of a recorded run: call sites, bytes and partners of the calls") {
   const fs::path dir = test_dir() / "trace";
   check_recorded(record(dir, 2, {prog("nonblocking")}), 2);

@@ -2,11 +2,13 @@
 // (model/export/goal.hpp), to simulate the recorded run with LogGOPSim; --perfetto: Chrome
 // trace-event JSON (model/export/perfetto.hpp), to see the run's timeline in Perfetto's UI;
 // --otf2: an OTF2 archive (model/export/otf2.hpp) for Vampir, Scalasca and Cube.
-#include <filesystem>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,6 +19,7 @@
 #include "model/export/goal.hpp"
 #include "model/export/otf2.hpp"
 #include "model/export/perfetto.hpp"
+#include "model/params/quantity.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/progress.hpp"
 #include "tools/symbols/symbolizer.hpp"
@@ -30,6 +33,7 @@ struct ExportOptions {
   std::string perfetto;
   std::string otf2;
   std::string params;  // --perfetto: add the LogGPS prediction's tracks
+  std::string from, to;  // --perfetto: the stretch of the run to write (times with units)
   std::string unit = "ns";
 };
 
@@ -44,8 +48,32 @@ std::string unstreamable(const TraceDir& trace) {
   return {};
 }
 
+// --from/--to as nanoseconds after the run's earliest record; nullopt (with the error printed) on a
+// bad value.
+std::optional<model::TimeWindow> time_window(const ExportOptions& o) {
+  model::TimeWindow w;
+  for (const auto& [text, name, bound] : {std::tuple{o.from, "--from", &w.from_ns}, std::tuple{o.to, "--to", &w.to_ns}}) {
+    if (text.empty()) continue;
+    try {
+      const double s = model::parse_quantity(text, model::Quantity::Time);
+      if (!(s >= 0) || s > 1e9) throw std::invalid_argument("a time from 0 to 1e9 s after the start of the run");
+      *bound = static_cast<std::int64_t>(std::llround(s * 1e9));
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "mstep: %s '%s': %s\n", name, text.c_str(), e.what());
+      return std::nullopt;
+    }
+  }
+  if (w.from_ns > w.to_ns) {
+    std::fprintf(stderr, "mstep: --from %s is after --to %s\n", o.from.c_str(), o.to.c_str());
+    return std::nullopt;
+  }
+  return w;
+}
+
 int run_perfetto(const ExportOptions& o) {
-  // The parameters first: a bad file leaves no empty output behind.
+  // The options and parameters first: a bad one leaves no empty output behind.
+  const std::optional<model::TimeWindow> window = time_window(o);
+  if (!window) return 2;
   std::optional<model::CalibrationParams> params;
   if (!o.params.empty()) {
     try {
@@ -80,9 +108,9 @@ int run_perfetto(const ExportOptions& o) {
   }
   // About 360 bytes of JSON a record (NetPIPE's 77.7 M records made 28 GB): say so before writing
   // what no browser opens.
-  if (const double bytes = 360.0 * static_cast<double>(trace_records(trace)); bytes > 2e9)
+  if (const double bytes = 360.0 * static_cast<double>(trace_records(trace)); bytes > 2e9 && window->all())
     std::fprintf(stderr, "mstep: warning: %llu records make about %.0f GB of JSON, more than Perfetto's UI opens "
-                 "(a few GB at most); --otf2 is about 12 times smaller\n",
+                 "(a few GB at most); --from and --to write a stretch of the run, and --otf2 is about 12 times smaller\n",
                  static_cast<unsigned long long>(trace_records(trace)), bytes / 1e9);
   // Ranks of one program share their call sites: each distinct stack is resolved once.
   Symbolizer sym;
@@ -97,8 +125,8 @@ int run_perfetto(const ExportOptions& o) {
   model::Prediction predict;
   if (params) predict = [&](model::ReplayObserver& observer) { model::observe_loggps(trace, *params, observer); };
   const auto [ranks, files] = model::stream_inputs(trace);
-  const model::PerfettoSummary s = why.empty() ? model::write_perfetto(ranks, files, out, name_site, predict)
-                                               : model::write_perfetto_whole(ranks, out, name_site);
+  const model::PerfettoSummary s = why.empty() ? model::write_perfetto(ranks, files, out, name_site, predict, *window)
+                                               : model::write_perfetto_whole(ranks, out, name_site, *window);
   out.close();
   if (!out) {
     std::fprintf(stderr, "mstep: cannot write %s (disk full?)\n", o.perfetto.c_str());
@@ -113,6 +141,10 @@ int run_perfetto(const ExportOptions& o) {
               static_cast<unsigned long long>(s.unmatched));
   if (params) std::printf("mstep: with %llu calls as LogGPS predicts them (%s), on a second track per rank\n",
                           static_cast<unsigned long long>(s.predicted), o.params.c_str());
+  if (!window->all())
+    std::printf("mstep: only %s to %s after the run's first record: %llu slices and arrows outside it left out\n",
+                o.from.empty() ? "0 s" : o.from.c_str(), o.to.empty() ? "its end" : o.to.c_str(),
+                static_cast<unsigned long long>(s.outside));
   return 0;
 }
 
@@ -148,6 +180,10 @@ int run_otf2(const ExportOptions& o) {
 }
 
 int run_export(const ExportOptions& o) {
+  if ((!o.from.empty() || !o.to.empty()) && o.perfetto.empty()) {
+    std::fprintf(stderr, "mstep: --from and --to go with --perfetto\n");
+    return 2;
+  }
   if (!o.params.empty() && o.perfetto.empty()) {
     std::fprintf(stderr, "mstep: --params goes with --perfetto (the prediction's tracks)\n");
     return 2;
@@ -198,6 +234,9 @@ void add_export(CLI::App& app) {
                                    "per rank, a slice per MPI call and per M-step, an arrow per message");
   cmd->add_option("--params", o->params,
                   "With --perfetto: parameter file whose LogGPS prediction of every call is drawn on a second track per rank");
+  cmd->add_option("--from", o->from,
+                  "With --perfetto: write only what ends after this time from the run's first record (e.g. 2.5s, 300ms)");
+  cmd->add_option("--to", o->to, "With --perfetto: write only what begins before this time from the run's first record");
   auto* otf2 = cmd->add_option("--otf2", o->otf2,
                                "Write an OTF2 archive to DIR (DIR/traces.otf2: Vampir, Scalasca, Cube; otf2-print)");
   goal->excludes(perfetto, otf2);
