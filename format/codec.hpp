@@ -75,7 +75,7 @@ struct RawColumn {
 class GrowingColumn {
  public:
   RawColumn reserve(std::size_t max_bytes) {
-    if (buf_.size() - used_ < max_bytes) buf_.resize(std::max(buf_.size() * 2, used_ + max_bytes));
+    if (buf_.size() - used_ < max_bytes) [[unlikely]] grow(max_bytes);
     return RawColumn{buf_.data() + used_};
   }
   void commit(const RawColumn& c) { used_ = static_cast<std::size_t>(c.p - buf_.data()); }
@@ -84,6 +84,7 @@ class GrowingColumn {
   void clear() { used_ = 0; }
 
  private:
+  [[gnu::noinline]] void grow(std::size_t max_bytes) { buf_.resize(std::max(buf_.size() * 2, used_ + max_bytes)); }
   std::vector<std::uint8_t> buf_;
   std::size_t used_ = 0;
 };

@@ -12,12 +12,6 @@ constexpr std::array<std::string_view, kOpCount> kOpNames = {
 #undef MSTEP_OP
 };
 
-constexpr std::array<Role, kOpCount> kOpRoles = {
-#define MSTEP_OP(name, role) Role::role,
-#include "format/ops.def"
-#undef MSTEP_OP
-};
-
 }  // namespace
 
 std::string_view op_name(Op op) {
@@ -28,11 +22,6 @@ std::string_view op_name(Op op) {
 std::string mpi_name(Op op) {
   if (op == Op::ToolFlush) return "mstep_flush";
   return "MPI_" + std::string(op_name(op));
-}
-
-Role op_role(Op op) {
-  const auto i = static_cast<std::size_t>(op);
-  return i < kOpRoles.size() ? kOpRoles[i] : Role::Other;
 }
 
 bool op_valid(std::uint8_t code) { return code < kOpCount; }

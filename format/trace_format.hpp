@@ -2,6 +2,7 @@
 // share/trace-format.md documents the bytes on disk; this header is the code of that document.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,7 +44,17 @@ inline constexpr int kOpCount = static_cast<int>(Op::Count_);
 
 std::string_view op_name(Op op);      // "Send" (without the MPI_ prefix)
 std::string mpi_name(Op op);          // "MPI_Send"; "mstep_flush" for ToolFlush
-Role op_role(Op op);
+
+inline constexpr std::array<Role, kOpCount> kOpRoles = {
+#define MSTEP_OP(name, role) Role::role,
+#include "format/ops.def"
+#undef MSTEP_OP
+};
+// Inline: the step tracker asks it for every record, in the recorder's flush too.
+inline Role op_role(Op op) {
+  const auto i = static_cast<std::size_t>(op);
+  return i < kOpRoles.size() ? kOpRoles[i] : Role::Other;
+}
 bool op_valid(std::uint8_t code);
 
 // Event flags.
