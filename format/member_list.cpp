@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <mutex>
 #include <numeric>
-#include <unordered_map>
 
 namespace mstep {
 namespace {
@@ -21,37 +20,34 @@ MemberList::MemberList(std::vector<std::int32_t> ranks) {
     *this = identity(ranks.size());
     return;
   }
+  size_ = ranks.size();
   ranks_ = std::make_shared<const std::vector<std::int32_t>>(std::move(ranks));
 }
 
 MemberList MemberList::identity(std::size_t n) {
-  // Kept for the life of the process: a run has a handful of sizes (the world, its halves, ...).
+  // One list for the life of the process, replaced by a longer one (twice as long at least) when
+  // a larger size is asked for; lists handed out keep theirs.
   static std::mutex mutex;
-  static std::unordered_map<std::size_t, std::shared_ptr<const std::vector<std::int32_t>>> shared;
+  static std::shared_ptr<const std::vector<std::int32_t>> shared;
   MemberList m;
   m.identity_ = n > 0;
+  m.size_ = n;
   if (n == 0) return m;
-  // The size asked for last, per thread: an analysis asks for the same few sizes millions of times.
+  // The list seen last, per thread: an analysis asks millions of times.
   thread_local std::shared_ptr<const std::vector<std::int32_t>> last;
-  if (last && last->size() == n) {
+  if (last && last->size() >= n) {
     m.ranks_ = last;
     return m;
   }
   const std::lock_guard lock(mutex);
-  auto& p = shared[n];
-  if (!p) {
-    std::vector<std::int32_t> v(n);
+  if (!shared || shared->size() < n) {
+    std::vector<std::int32_t> v(std::max(n, shared ? 2 * shared->size() : n));
     std::iota(v.begin(), v.end(), 0);
-    p = std::make_shared<const std::vector<std::int32_t>>(std::move(v));
+    shared = std::make_shared<const std::vector<std::int32_t>>(std::move(v));
   }
-  m.ranks_ = p;
-  last = p;
+  m.ranks_ = shared;
+  last = shared;
   return m;
-}
-
-const std::vector<std::int32_t>& MemberList::vector() const {
-  static const std::vector<std::int32_t> none;
-  return ranks_ ? *ranks_ : none;
 }
 
 std::int64_t MemberList::rank_of(std::int32_t rank) const {
@@ -61,7 +57,7 @@ std::int64_t MemberList::rank_of(std::int32_t rank) const {
 }
 
 bool operator==(const MemberList& a, const MemberList& b) {
-  return a.ranks_ == b.ranks_ || std::equal(a.begin(), a.end(), b.begin(), b.end());
+  return a.size_ == b.size_ && (a.ranks_ == b.ranks_ || std::equal(a.begin(), a.end(), b.begin(), b.end()));
 }
 
 }  // namespace mstep

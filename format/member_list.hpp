@@ -17,17 +17,20 @@ class MemberList {
   MemberList() = default;
   MemberList(std::vector<std::int32_t> ranks);  // NOLINT: implicit, a list of ranks is one
   MemberList(std::initializer_list<std::int32_t> ranks) : MemberList(std::vector<std::int32_t>(ranks)) {}
-  // 0, 1, ..., n-1: the one shared copy for n.
+  // 0, 1, ..., n-1: the first n entries of the one shared list 0..N-1 of the largest N asked for
+  // (its memory is the largest identity list's, not the sum over every size asked for: a damaged
+  // trace defining communicators of a thousand distinct sizes made the reader hold gigabytes).
   static MemberList identity(std::size_t n);
 
-  std::size_t size() const { return ranks_ ? ranks_->size() : 0; }
-  bool empty() const { return size() == 0; }
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
   const std::int32_t* data() const { return ranks_ ? ranks_->data() : nullptr; }
   const std::int32_t* begin() const { return data(); }
-  const std::int32_t* end() const { return data() + size(); }
+  const std::int32_t* end() const { return data() + size_; }
   std::int32_t operator[](std::size_t i) const { return (*ranks_)[i]; }
-  const std::vector<std::int32_t>& vector() const;
-  operator std::span<const std::int32_t>() const { return {data(), size()}; }  // NOLINT
+  // A copy: for the few places that need a vector of their own.
+  std::vector<std::int32_t> vector() const { return {begin(), end()}; }
+  operator std::span<const std::int32_t>() const { return {data(), size_}; }  // NOLINT
   // The list is 0..size()-1 (written as its size alone, share/trace-format.md).
   bool is_identity() const { return identity_; }
   // Communicator rank of world rank `rank`, or -1.
@@ -36,7 +39,8 @@ class MemberList {
   friend bool operator==(const MemberList& a, const MemberList& b);
 
  private:
-  std::shared_ptr<const std::vector<std::int32_t>> ranks_;
+  std::shared_ptr<const std::vector<std::int32_t>> ranks_;  // size_ of them are the list's
+  std::size_t size_ = 0;
   bool identity_ = false;
 };
 
