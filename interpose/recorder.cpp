@@ -54,7 +54,7 @@ void Recorder::write_frame(FrameKind kind, std::uint16_t thread, std::uint32_t c
 ThreadBuffer& Recorder::new_thread_buffer() {
   auto b = std::make_unique<ThreadBuffer>();
   // MSTEP_BUFFER is the memory per thread: two halves of it with the writer thread.
-  const std::size_t halves = writer_thread_.running() ? 2 : 1;
+  const std::size_t halves = writer_thread_->running() ? 2 : 1;
   b->capacity = std::max<std::size_t>(config_.buffer_bytes / sizeof(Event) / halves, 64);
   b->storage.resize(b->capacity * halves);
   b->fill = b->storage.data();
@@ -152,15 +152,15 @@ void Recorder::write_events(const Event* events, std::size_t count, std::uint16_
 void Recorder::flush(ThreadBuffer& b) {
   const std::uint64_t t0 = now_ticks();
   Handoff h{&b, b.half, b.fill, b.used, take_comms()};
-  if (writer_thread_.running()) {
+  if (writer_thread_->running()) {
     // Hand this half over and go on with the other, once the writer is done with it (it has had
     // the time the application took to fill this one).
-    writer_thread_.submit(std::move(h));
+    writer_thread_->submit(std::move(h));
     b.half = 1 - b.half;
-    writer_thread_.wait_free(b, b.half);
+    writer_thread_->wait_free(b, b.half);
     b.fill = b.storage.data() + static_cast<std::size_t>(b.half) * b.capacity;
   } else {
-    std::lock_guard lock(writer_thread_.write_mutex());
+    std::lock_guard lock(writer_thread_->write_mutex());
     write_handoff(h, false);
   }
   b.used = 0;
@@ -183,8 +183,8 @@ void Recorder::stop(const Event& finalize_event) {
   if (!active()) return;
   record(finalize_event);
   clocks_.push_back(sync_clock_with_rank0(tool_comm_, rank_, size_, ClockSync::AtFinalize));
-  writer_thread_.stop();  // every half handed over is written
-  std::lock_guard lock(writer_thread_.write_mutex());
+  writer_thread_->stop();  // every half handed over is written
+  std::lock_guard lock(writer_thread_->write_mutex());
   active_.store(false);
   {
     std::lock_guard block(buffers_mutex_);
@@ -227,15 +227,15 @@ void Recorder::emergency_flush(bool from_signal) {
   static std::atomic<bool> done{false};
   if (!active() || finalized_ || static_cast<int>(::getpid()) != pid_ || done.exchange(true)) return;
   active_.store(false);
-  if (!from_signal) writer_thread_.stop();  // what was handed over is written first
-  std::unique_lock lock(writer_thread_.write_mutex(), std::defer_lock);
+  if (!from_signal) writer_thread_->stop();  // what was handed over is written first
+  std::unique_lock lock(writer_thread_->write_mutex(), std::defer_lock);
   std::unique_lock tables(tables_mutex_, std::defer_lock);
   if (from_signal) {
     // The writer thread finishes the frame it is writing within milliseconds; if the lock is
     // still held after that, the signal came in the middle of a flush on this very thread: keep
     // what is written.
     if (!lock_within(lock, 200) || (multithreaded_ && !lock_within(tables, 200))) return;
-    if (!writer_thread_.drain_from_signal([this](Handoff& h) { write_handoff(h, true); })) return;
+    if (!writer_thread_->drain_from_signal([this](Handoff& h) { write_handoff(h, true); })) return;
   } else {
     lock.lock();
     if (multithreaded_) tables.lock();

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <mpi.h>
+#include <unistd.h>
 
 #include "format/step_tracker.hpp"
 #include "format/trace_file.hpp"
@@ -40,6 +41,17 @@ struct ThreadBuffer {
 
 class Recorder {
  public:
+  Recorder() = default;
+  Recorder(const Recorder&) = delete;
+  Recorder& operator=(const Recorder&) = delete;
+  // In a child the application forked (and that exits without exec), the writer thread does not
+  // exist, and destroying its condition variables would wait forever for the parent's waiter: the
+  // child leaves them be (it is exiting).
+  ~Recorder() {
+    if (writer_thread_ && writer_thread_->running() && pid_ != 0 && static_cast<int>(::getpid()) != pid_)
+      (void)writer_thread_.release();
+  }
+
   // True between a successful start() and stop(): wrappers record only then.
   bool active() const { return active_.load(std::memory_order_relaxed); }
 
@@ -109,7 +121,7 @@ class Recorder {
   ThreadBuffer& new_thread_buffer();
   // The communicators registered since the last call (the application's side of the table).
   std::vector<CommDef> take_comms();
-  // The writer's side, under writer_thread_.write_mutex(): a handed-over half becomes frames.
+  // The writer's side, under writer_thread_->write_mutex(): a handed-over half becomes frames.
   void write_handoff(Handoff& h, bool from_signal);
   void learn_comms(std::span<const CommDef> comms);
   void track_steps(const Event* events, std::size_t count);
@@ -146,7 +158,7 @@ class Recorder {
   std::mutex tables_mutex_;
   std::mutex buffers_mutex_;          // the list of thread buffers
   std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
-  // The writer's side: under writer_thread_.write_mutex().
+  // The writer's side: under writer_thread_->write_mutex().
   std::unique_ptr<TraceFileWriter> writer_;
   std::optional<StepTracker> tracker_;
   StepEncoder closed_steps_;  // closed steps, encoded as they close (no copies)
@@ -158,8 +170,9 @@ class Recorder {
   std::string mpi_version_;
   std::string delay_json_;
   std::string collectives_json_;
-  // Last: destroyed first, so that its thread is joined before what it writes with goes away.
-  WriterThread writer_thread_;
+  // Last: destroyed first, so that its thread is joined before what it writes with goes away. On
+  // the heap so that a forked child can leave it alone (see ~Recorder).
+  std::unique_ptr<WriterThread> writer_thread_ = std::make_unique<WriterThread>();
 
   static thread_local ThreadBuffer* tls_buffer_;
 };

@@ -114,7 +114,7 @@ void Recorder::start(int thread_level, std::uint64_t init_enter) {
   scratch_.assign(config_.buffer_bytes, 0);
   scratch_.clear();
   writer_->prepare(config_.buffer_bytes);
-  if (use_writer_thread()) threaded_writer_ = writer_thread_.start([this](Handoff& h) { write_handoff(h, false); });
+  if (use_writer_thread()) threaded_writer_ = writer_thread_->start([this](Handoff& h) { write_handoff(h, false); });
   new_thread_buffer();
   if (rank_ == 0) write_meta(false);
   std::atexit(on_exit);

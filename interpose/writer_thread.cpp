@@ -3,6 +3,7 @@
 #include <csignal>
 #include <ctime>
 #include <pthread.h>
+#include <unistd.h>
 
 #include "interpose/recorder.hpp"
 
@@ -12,6 +13,7 @@ bool WriterThread::start(Process process) {
   if (running()) return true;
   process_ = std::move(process);
   stopping_ = false;
+  pid_ = ::getpid();
   // The new thread inherits the signal mask: block everything around its creation.
   sigset_t all, previous;
   sigfillset(&all);
@@ -65,6 +67,9 @@ void WriterThread::run() {
 
 void WriterThread::stop() {
   if (!running()) return;
+  // A child forked (without exec) by the application has a copy of this object but not the
+  // thread: joining it there would wait forever (Recorder also leaves the object undestroyed there).
+  if (::getpid() != pid_) return;
   {
     std::lock_guard lock(queue_mutex_);
     stopping_ = true;

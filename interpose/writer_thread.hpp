@@ -68,6 +68,7 @@ class WriterThread {
   bool stopping_ = false;
   std::mutex write_mutex_;
   std::thread thread_;
+  int pid_ = 0;  // the process that started the thread
 };
 
 }  // namespace mstep

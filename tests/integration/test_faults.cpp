@@ -158,3 +158,25 @@ TEST_CASE("a read-only directory: one line per rank, the program runs, record fa
   CHECK(any_line_has(r.err, "mstep: no trace was written to "));
   CHECK_FALSE(fs::exists(dir / "meta.json"));
 }
+
+// forked.c: a child forked without exec runs the atexit handlers and static destructors of its copy
+// of libmstep. With the writer thread, the child has the thread's objects but not the thread: it
+// hung for ever destroying a condition variable the parent's writer thread waited on.
+TEST_CASE("a child forked without exec exits, and the recorded rank goes on", "[faults]") {
+  const fs::path base = test_dir();
+  for (const std::string writer : {"thread", "inline"}) {
+    INFO("MSTEP_WRITER=" << writer);
+    const fs::path dir = base / writer;
+    // One rank: the writer thread is then waiting for work when the rank forks (at 2 ranks the
+    // child did not hang with the library before the fix).
+    const Result r = record(dir, 1, {prog("forked")}, {}, {"--writer", writer}, 60);
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.out.find("child_exit=0") != std::string::npos);
+    CHECK(r.code == 0);
+    CHECK(r.err.find("mstep: trace of 1 rank in ") != std::string::npos);
+    const Stats s = stats(dir);
+    check_complete(s, 1);
+    CHECK(read_meta(dir).at("writer") == writer);
+    CHECK(s.j["per_rank"][0].at("calls").value("MPI_Send", 0) == 2000);
+  }
+}
