@@ -24,6 +24,11 @@ flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
 
 echo "# compiling format/ and model/ with the sanitizers (a few minutes the first time)"
 nofuzz=("${flags[@]/-fsanitize=fuzzer,address,undefined/-fsanitize=fuzzer-no-link,address,undefined}")
+# A header changed since the last build: every object again (a .cpp is also rebuilt when newer).
+stamp="$out/obj/.built"
+if [[ ! -f $stamp || -n $(find "$root/format" "$root/model" \( -name '*.hpp' -o -name '*.def' \) -newer "$stamp" | head -n 1) ]]; then
+  rm -rf "$out/obj"
+fi
 objs=()
 for src in "$root"/format/*.cpp $(find "$root/model" -name '*.cpp' | sort); do
   case $src in */export/otf2.cpp | */import/*) continue ;; esac  # OTF2's library: not reached from a report
@@ -36,6 +41,7 @@ for src in "$root"/format/*.cpp $(find "$root/model" -name '*.cpp' | sort); do
   objs+=("$obj")
 done
 wait
+touch "$stamp"
 for target in fuzz_reader fuzz_model; do
   "$clang" "${flags[@]}" "$root/tests/fuzz/$target.cpp" "${objs[@]}" -lfmt -lzstd -o "$out/$target"
 done
