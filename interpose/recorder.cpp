@@ -152,6 +152,9 @@ void Recorder::write_events(const Event* events, std::size_t count, std::uint16_
 void Recorder::flush(ThreadBuffer& b) {
   const std::uint64_t t0 = now_ticks();
   Handoff h{&b, b.half, b.fill, b.used, take_comms()};
+  // Emptied before it is handed over: a fatal signal's handler must not write the half both from
+  // the writer's queue and as this thread's buffer.
+  b.used = 0;
   if (writer_thread_->running()) {
     // Hand this half over and go on with the other, once the writer is done with it (it has had
     // the time the application took to fill this one).
@@ -163,7 +166,6 @@ void Recorder::flush(ThreadBuffer& b) {
     std::lock_guard lock(writer_thread_->write_mutex());
     write_handoff(h, false);
   }
-  b.used = 0;
   // The flush is the tool's time, not the application's: it is recorded (before the next call)
   // so that analysis can take it out. Flushes between records of one call merge into one.
   if (b.flush.t_exit == 0) {
