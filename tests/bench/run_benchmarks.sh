@@ -133,28 +133,48 @@ echo "# mstep benchmarks: $build, $mpiexec, 2 ranks$( ((quick)) && echo ', QUICK
 echo "# $(uname -n), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- Added latency -------------------------------------------------------------------------------
-echo "# latency: pingpong ${pp_args[*]} (bytes iterations batches warmup), $rounds rounds, alternating"
-: >"$work/lat_plain" ; : >"$work/lat_traced" ; : >"$work/lat_pairs"
+# The peer: EZTrace 2 (Debian's eztrace, `eztrace -t mpich`), when installed, in the same rounds.
+peer=()
+if command -v eztrace >/dev/null && ((!quick)); then peer=(eztrace); fi
+echo "# latency: pingpong ${pp_args[*]} (bytes iterations batches warmup), $rounds rounds, alternating${peer:+, with EZTrace}"
+: >"$work/lat_plain" ; : >"$work/lat_traced" ; : >"$work/lat_pairs" ; : >"$work/lat_eztrace" ; : >"$work/ez_bytes"
 for ((r = 1; r <= rounds; ++r)); do
   # Alternate which variant goes first, so that a drift in the machine's load favours neither.
-  if ((r % 2)); then order=(plain traced); else order=(traced plain); fi
+  if ((r % 2)); then order=(plain traced "${peer[@]}"); else order=("${peer[@]}" traced plain); fi
   for v in "${order[@]}"; do
-    if [[ $v == plain ]]; then run "lat_$v" - "$benchdir/pingpong" "${pp_args[@]}"
-    else run "lat_$v" "$work/lat_trace" "$benchdir/pingpong" "${pp_args[@]}"; fi
+    case $v in
+      plain) run "lat_$v" - "$benchdir/pingpong" "${pp_args[@]}" ;;
+      traced) run "lat_$v" "$work/lat_trace" "$benchdir/pingpong" "${pp_args[@]}" ;;
+      eztrace)
+        # EZTrace writes its OTF2 archive (pingpong_trace/) into the working directory.
+        mkdir -p "$work/ez"
+        (cd "$work/ez" && run "lat_$v" - eztrace -t mpich "$benchdir/pingpong" "${pp_args[@]}")
+        du -sb "$work/ez" | cut -f1 >>"$work/ez_bytes"
+        rm -rf "$work/ez" ;;
+    esac
     field "$work/lat_$v.out" median_ns >>"$work/lat_$v"
   done
   p=$(tail -n 1 "$work/lat_plain"); t=$(tail -n 1 "$work/lat_traced")
   div "$t" "$p" %.3f >>"$work/lat_pairs"
-  echo "# round $r: without ${p} ns, with ${t} ns"
+  echo "# round $r: without ${p} ns, with ${t} ns${peer:+, with EZTrace $(tail -n 1 "$work/lat_eztrace") ns}"
 done
 [[ -f $work/lat_trace/meta.json ]] || die "the traced ping-pong wrote no trace"
+lat_trace_bytes=$(du -sb "$work/lat_trace" | cut -f1)
 rm -rf "$work/lat_trace"
+lat_events=$(( 2 * $(field "$work/lat_traced.out" events_per_rank) ))
 lat_plain=$(median <"$work/lat_plain")
 lat_traced=$(median <"$work/lat_traced")
 lat_ratio=$(div "$lat_traced" "$lat_plain" %.3f)
 info latency_without_ns "$lat_plain" "median of $rounds runs (each: median of batches), range $(minimum <"$work/lat_plain")-$(maximum <"$work/lat_plain")"
 info latency_with_ns "$lat_traced" "median of $rounds runs, range $(minimum <"$work/lat_traced")-$(maximum <"$work/lat_traced")"
+info latency_added_ns "$(awk -v a="$lat_traced" -v b="$lat_plain" 'BEGIN { printf "%.1f", a - b }')" "with minus without, medians (issue 14's goal: 40 ns)"
 figure latency_ratio "$lat_ratio" "<=" 1.20 "with/without; per-round ratios: median $(sort -g "$work/lat_pairs" | awk '{ v[NR] = $1 } END { printf "%.3f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'), range $(minimum <"$work/lat_pairs")-$(maximum <"$work/lat_pairs")"
+info trace_bytes_pingpong "$lat_trace_bytes" "libmstep's trace of one latency run, $lat_events events (both ranks)"
+if ((${#peer[@]})); then
+  lat_ez=$(median <"$work/lat_eztrace")
+  info latency_eztrace_ns "$lat_ez" "the same ping-pong under EZTrace (eztrace -t mpich), median of $rounds, range $(minimum <"$work/lat_eztrace")-$(maximum <"$work/lat_eztrace"); added $(awk -v a="$lat_ez" -v b="$lat_plain" 'BEGIN { printf "%.1f", a - b }') ns"
+  info trace_bytes_eztrace "$(median <"$work/ez_bytes" | cut -d. -f1)" "EZTrace's OTF2 archive of one latency run, median"
+fi
 
 # ---- Cost per recorded call, one rank ------------------------------------------------------------
 # Not a goal: the with-minus-without time of single-rank loops (see callcost.c), which no partner
