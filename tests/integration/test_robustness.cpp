@@ -141,6 +141,9 @@ TEST_CASE("many small frames: exact counts across frame boundaries", "[frames]")
     const Stats s = stats(dir);
     check_complete(s, 2);
     CHECK(read_meta(dir).at("writer") == writer);
+    CHECK(s.j.at("writer") == writer);
+    const Result text = run({kMstep, "stats", dir.string()});
+    CHECK((text.out.find("frames: written by libmstep's writer thread") != std::string::npos) == (writer == "thread"));
     for (int rank = 0; rank < 2; ++rank) {
       Expect e;
       e.add("MPI_Init", 1);

@@ -109,6 +109,7 @@ nlohmann::json to_json(const TraceDir& d, const std::vector<RankStats>& ranks) {
   j["trace_bytes"] = bytes;
   j["complete"] = trace_completeness(d).complete;
   j["command"] = d.meta.command;
+  if (!d.meta.writer.empty()) j["writer"] = d.meta.writer;
   j["calls"] = total_calls;
   j["per_rank"] = per_rank;
   j["problems"] = d.problems;
@@ -122,6 +123,9 @@ void print_text(const TraceDir& d, const std::vector<RankStats>& ranks) {
              trace_completeness(d).complete ? "complete" : "incomplete");
   if (!d.meta.command.empty()) fmt::print("command: {}\n", fmt::join(d.meta.command, " "));
   if (!d.meta.mpi_library.empty()) fmt::print("MPI: {}\n", d.meta.mpi_library);
+  // "flush s" is not the same time with the writer thread: say which it is.
+  if (d.meta.writer == "thread")
+    fmt::print("frames: written by libmstep's writer thread (flush s: time a rank spent handing buffers over and waiting for it)\n");
   fmt::print("\n{:>5} {:>10} {:>7} {:>12} {:>8} {:>12} {:>12}  {}\n", "rank", "events", "steps",
              "trace bytes", "B/event", "MPI time s", "flush s", "status");
   for (const auto& r : ranks) {
