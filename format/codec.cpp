@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <memory>
 
 #include <fmt/format.h>
 
@@ -32,26 +31,8 @@ enum FieldBit : std::uint8_t {
 
 // Columns: [op, flags, mask] per event; the time deltas; the other fields. Grouping alike bytes
 // lets zstd find the repetition of a steady exchange.
-//
-// The encoder runs on the recorder's flush path, so it writes through raw pointers into scratch
-// columns sized for the worst case (no capacity check per byte: a byte-by-byte push_back made
-// varint writing the costliest function of a traced ping-pong). The columns are kept per thread
-// and only grow.
-class ColumnScratch {
- public:
-  std::uint8_t* get(std::size_t bytes) {
-    if (bytes > capacity_) {
-      capacity_ = std::max(bytes, capacity_ * 2);
-      data_ = std::make_unique_for_overwrite<std::uint8_t[]>(capacity_);
-    }
-    return data_.get();
-  }
-
- private:
-  std::unique_ptr<std::uint8_t[]> data_;
-  std::size_t capacity_ = 0;
-};
-
+// The encoder runs on the recorder's flush path: it writes through raw pointers into columns
+// (GrowingColumn) kept per thread and sized for the worst case of the frame.
 
 }  // namespace
 
@@ -99,12 +80,14 @@ FileHeader decode_file_header(ByteReader& in) {
 }
 
 void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out) {
-  thread_local ColumnScratch head_scratch, times_scratch, fields_scratch;
+  thread_local GrowingColumn head_column, times_column, fields_column;
   const std::size_t n = events.size();
-  std::uint8_t* const head0 = head_scratch.get(3 * n);
-  std::uint8_t* const times0 = times_scratch.get(2 * kMaxVarint * n);
-  std::uint8_t* const fields0 = fields_scratch.get(7 * kMaxVarint * n);
-  RawColumn head{head0}, times{times0}, fields{fields0};
+  head_column.clear();
+  times_column.clear();
+  fields_column.clear();
+  RawColumn head = head_column.reserve(3 * n);
+  RawColumn times = times_column.reserve(2 * kMaxVarint * n);
+  RawColumn fields = fields_column.reserve(7 * kMaxVarint * n);
   Event prev;  // delta state starts from zero in every frame
   prev.peer = kNoPeer;
   prev.tag = kNoTag;
@@ -138,17 +121,17 @@ void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out
     }
     prev = e;
   }
-  const auto head_size = static_cast<std::size_t>(head.p - head0);
-  const auto times_size = static_cast<std::size_t>(times.p - times0);
-  const auto fields_size = static_cast<std::size_t>(fields.p - fields0);
+  head_column.commit(head);
+  times_column.commit(times);
+  fields_column.commit(fields);
   ByteWriter w(out);
   w.varint(n);
-  w.varint(head_size);
-  w.varint(times_size);
-  w.varint(fields_size);
-  out.insert(out.end(), head0, head.p);
-  out.insert(out.end(), times0, times.p);
-  out.insert(out.end(), fields0, fields.p);
+  w.varint(head_column.size());
+  w.varint(times_column.size());
+  w.varint(fields_column.size());
+  w.bytes(head_column.bytes());
+  w.bytes(times_column.bytes());
+  w.bytes(fields_column.bytes());
 }
 
 EventFrameDecoder::EventFrameDecoder(std::span<const std::uint8_t> payload) {
