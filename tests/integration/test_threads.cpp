@@ -4,6 +4,21 @@
 
 using namespace mstep_it;
 
+namespace {
+
+// A rank of threads.c with `n` ping-pongs per thread: Init_thread; 2 threads x n x (Send 8 B,
+// Recv 8 B); Finalize.
+Expect threads_calls(int n) {
+  Expect e;
+  e.add("MPI_Init_thread", 1);
+  e.add("MPI_Send", 2 * n, 16 * n, 0);
+  e.add("MPI_Recv", 2 * n, 0, 16 * n);
+  e.add("MPI_Finalize", 1);
+  return e;
+}
+
+}  // namespace
+
 TEST_CASE("threads: two threads per rank ping-pong under MPI_THREAD_MULTIPLE", "[threads]") {
   const fs::path dir = test_dir() / "trace";
   const int n = 200;  // ping-pongs per thread
@@ -11,14 +26,8 @@ TEST_CASE("threads: two threads per rank ping-pong under MPI_THREAD_MULTIPLE", "
 
   const Stats s = stats(dir);
   check_complete(s, 2);
-  // Per rank: Init_thread; 2 threads x N x (Send 8 B, Recv 8 B); Finalize.
   for (int rank = 0; rank < 2; ++rank) {
-    Expect e;
-    e.add("MPI_Init_thread", 1);
-    e.add("MPI_Send", 2 * n, 16 * n, 0);
-    e.add("MPI_Recv", 2 * n, 0, 16 * n);
-    e.add("MPI_Finalize", 1);
-    check_rank(s.j, rank, e);
+    check_rank(s.j, rank, threads_calls(n));
   }
 
   // Every message carries its thread's tag (1 or 2) and comes from the other rank.
@@ -80,12 +89,7 @@ TEST_CASE("threads: many small frames from two threads through libmstep's writer
   check_complete(s, 2);
   CHECK(read_meta(dir).at("writer") == "thread");
   for (int rank = 0; rank < 2; ++rank) {
-    Expect e;
-    e.add("MPI_Init_thread", 1);
-    e.add("MPI_Send", 2 * n, 16 * n, 0);
-    e.add("MPI_Recv", 2 * n, 0, 16 * n);
-    e.add("MPI_Finalize", 1);
-    check_rank(s.j, rank, e);
+    check_rank(s.j, rank, threads_calls(n));
     // 8000 calls in halves of 64 events: more than 100 handoffs, each with its flush record.
     CHECK(s.j["per_rank"][rank].at("events").get<int>() > 4 * n + 2 + 100);
   }
