@@ -134,7 +134,7 @@ void StepTracker::collective(const Event& e, Role role, std::span<const std::int
 }
 
 void StepTracker::feed(const Event& e, std::span<const std::int32_t> comm_members) {
-  const Role role = op_role(e.op);
+  const Role role = event_role(e);
   if (!e.continuation()) account(e, role == Role::Tool);
   if (e.flags & kIncomplete) return;  // a Test/Iprobe that found nothing: MPI time only
 
@@ -161,6 +161,7 @@ void StepTracker::feed(const Event& e, std::span<const std::int32_t> comm_member
       collective(e, role, comm_members);
       break;
     case Role::Other:
+    case Role::Start:  // event_role made it Isend or Irecv
     case Role::Irecv:
     case Role::Tool:
       break;

@@ -26,6 +26,30 @@ std::string mpi_name(Op op) {
 
 bool op_valid(std::uint8_t code) { return code < kOpCount; }
 
+Op blocking_collective(Op op) {
+  switch (op) {
+    case Op::Ibarrier: return Op::Barrier;
+    case Op::Ibcast: return Op::Bcast;
+    case Op::Iscatter: return Op::Scatter;
+    case Op::Iscatterv: return Op::Scatterv;
+    case Op::Ireduce: return Op::Reduce;
+    case Op::Igather: return Op::Gather;
+    case Op::Igatherv: return Op::Gatherv;
+    case Op::Iallreduce: return Op::Allreduce;
+    case Op::Iallgather: return Op::Allgather;
+    case Op::Iallgatherv: return Op::Allgatherv;
+    case Op::Ialltoall: return Op::Alltoall;
+    case Op::Ialltoallv: return Op::Alltoallv;
+    case Op::Ireduce_scatter: return Op::Reduce_scatter;
+    case Op::Ireduce_scatter_block: return Op::Reduce_scatter_block;
+    case Op::Iscan: return Op::Scan;
+    case Op::Iexscan: return Op::Exscan;
+    default: return op;
+  }
+}
+
+bool is_nonblocking_collective(Op op) { return blocking_collective(op) != op; }
+
 std::string rank_file_name(int rank) {
   char name[32];
   std::snprintf(name, sizeof name, "rank-%05d.mst", rank);

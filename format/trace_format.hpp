@@ -32,6 +32,7 @@ enum class Role : std::uint8_t {
   CollRootIn,   // Reduce/Gather: the others send, the root receives from all
   CollAll,      // Barrier, All*: everybody sends and receives
   Tool,         // time the tool itself spent (trace flush): not MPI, not computation
+  Start,        // a persistent request's Start: the Isend or Irecv it starts (see event_role)
 };
 
 enum class Op : std::uint8_t {
@@ -63,6 +64,7 @@ enum EventFlag : std::uint8_t {
   kRecvHalf = 1u << 1,      // this record is a receive (Sendrecv's second half, a completed Irecv)
   kRoot = 1u << 2,          // collectives: this rank is the root
   kIncomplete = 1u << 3,    // Test*/Iprobe that found nothing
+  kCollDone = 1u << 4,      // Wait/Test record completing a nonblocking collective's request
 };
 
 inline constexpr std::int32_t kNoPeer = -1;   // MPI_PROC_NULL, or no partner
@@ -87,6 +89,19 @@ struct Event {
   bool continuation() const { return flags & kContinuation; }
   friend bool operator==(const Event&, const Event&) = default;
 };
+
+// What one record means for M-step inference and the models: its operation's role, except that
+// a persistent request's Start is the nonblocking send or receive (kRecvHalf) it starts.
+inline Role event_role(const Event& e) {
+  const Role r = op_role(e.op);
+  if (r != Role::Start) [[likely]] return r;
+  return (e.flags & kRecvHalf) ? Role::Irecv : Role::Isend;
+}
+
+// A nonblocking collective's blocking version (Iallreduce -> Allreduce); any other op itself.
+// The models charge a nonblocking collective as its blocking version at its start.
+Op blocking_collective(Op op);
+bool is_nonblocking_collective(Op op);
 
 // One closed M-step of one rank (MODELS.md section 1). Times in ticks.
 struct StepRecord {

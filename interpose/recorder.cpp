@@ -107,12 +107,52 @@ void Recorder::forget_comm(MPI_Comm c) {
   comms_.forget(c);
 }
 
-std::uint32_t Recorder::add_request(MPI_Request r, bool recv, const CommInfo& comm, MPI_Comm* created) {
+std::uint32_t Recorder::add_request(MPI_Request r, bool recv, const CommInfo& comm, MPI_Comm* created,
+                                    bool collective) {
   std::unique_lock lock(tables_mutex_, std::defer_lock);
   if (multithreaded_) lock.lock();
   const std::uint32_t id = next_request_++;
-  requests_.add(static_cast<int>(r), RequestInfo{id, recv, &comm, created});
+  requests_.add(static_cast<int>(r), RequestInfo{id, recv, &comm, created, collective});
   return id;
+}
+
+void Recorder::add_persistent(MPI_Request r, const PersistentRequest& p) {
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  persistent_.insert(static_cast<int>(r), p);
+}
+
+std::optional<PersistentRequest> Recorder::persistent(MPI_Request r) {
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  const PersistentRequest* p = persistent_.find(static_cast<int>(r));
+  return p ? std::optional(*p) : std::nullopt;
+}
+
+void Recorder::add_message(MPI_Message m, const CommInfo& comm) {
+  if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC) return;
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  messages_.insert(static_cast<int>(m), &comm);
+}
+
+const CommInfo* Recorder::take_message(MPI_Message m) {
+  if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC) return nullptr;
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  const CommInfo* const* c = messages_.find(static_cast<int>(m));
+  if (!c) return nullptr;
+  const CommInfo* info = *c;
+  messages_.erase(static_cast<int>(m));
+  return info;
+}
+
+void Recorder::free_request(MPI_Request r) {
+  if (r == MPI_REQUEST_NULL) return;
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  persistent_.erase(static_cast<int>(r));
+  requests_.take(static_cast<int>(r));
 }
 
 std::optional<RequestInfo> Recorder::take_request(MPI_Request r) {

@@ -100,10 +100,20 @@ class Recorder {
   }
 
   // `created`: MPI_Comm_idup's output handle, bound to `comm` when the request completes.
-  std::uint32_t add_request(MPI_Request r, bool recv, const CommInfo& comm, MPI_Comm* created = nullptr);
+  std::uint32_t add_request(MPI_Request r, bool recv, const CommInfo& comm, MPI_Comm* created = nullptr,
+                            bool collective = false);
   // Called once MPI has completed the request behind handle r: the oldest request mstep saw
   // behind that handle, removed; nullopt if none (null, persistent, foreign requests).
   std::optional<RequestInfo> take_request(MPI_Request r);
+  // Persistent requests by handle, from MPI_*_init to MPI_Request_free.
+  void add_persistent(MPI_Request r, const PersistentRequest& p);
+  std::optional<PersistentRequest> persistent(MPI_Request r);
+  // MPI_Request_free: forgets the handle's persistent request and its oldest pending one, so that
+  // MPI's reuse of the handle ties nothing later to them.
+  void free_request(MPI_Request r);
+  // Matched probes: the communicator of a message handle, from its Mprobe/Improbe to its receive.
+  void add_message(MPI_Message m, const CommInfo& comm);
+  const CommInfo* take_message(MPI_Message m);
 
   int rank() const { return rank_; }
   // Rank 0's clock minus this rank's, as measured at MPI_Init (0 before start()).
@@ -154,6 +164,8 @@ class Recorder {
   CallsiteRegistry callsites_;  // (its own lock)
   CommTable comms_;
   RequestTable requests_;
+  FlatHandleMap<PersistentRequest> persistent_{0};
+  FlatHandleMap<const CommInfo*> messages_{0};
   std::uint32_t next_request_ = 1;
   std::mutex tables_mutex_;
   std::mutex buffers_mutex_;          // the list of thread buffers

@@ -22,6 +22,17 @@ struct RequestInfo {
   const CommInfo* comm = nullptr;  // Comm_idup: the new communicator
   // Comm_idup: where MPI puts the new communicator's handle, valid once the request completes.
   MPI_Comm* created = nullptr;
+  bool collective = false;  // a nonblocking collective's: its completion carries kCollDone
+};
+
+// A persistent request (MPI_Send_init and friends, MPI_Recv_init) from its creation to its
+// MPI_Request_free: what each MPI_Start of it sends or receives.
+struct PersistentRequest {
+  bool recv = false;
+  std::int32_t peer = -1;  // world rank: destination, or posted source (kAnySource, kNoPeer)
+  std::int32_t tag = -1;
+  std::uint64_t bytes = 0;  // a send's size
+  const CommInfo* comm = nullptr;
 };
 
 class RequestTable {

@@ -1,39 +1,9 @@
-// Collective wrappers. Byte counts are the logical payload of the operation for this rank, as a
-// personalised exchange (what BSPWB's h-relation counts), not what MPICH's algorithm moves:
-//   Bcast root sends m to each of the n-1 others; Scatter root sends its blocks to the n-1 others;
-//   Reduce/Gather non-roots send their m to the root, which receives (n-1) of them;
-//   Allreduce, Allgather and Alltoall send to and receive from the n-1 others.
-// share/trace-format.md lists them. MPI_IN_PLACE arguments are never dereferenced or sized.
+// Blocking collective wrappers: what each records is in coll_record.hpp. Barrier and Bcast go
+// through libmstep's substitutes (interpose/substitute.hpp), which are MPICH's own unless asked.
+#include "interpose/coll_record.hpp"
 #include "interpose/substitute.hpp"
-#include "interpose/wrap_common.hpp"
 
 using namespace mstep;
-
-namespace {
-
-// Rooted collectives: the root's world rank in `peer`, kRoot on the root itself.
-void set_root(Event& e, const CommInfo& c, int root, int me) {
-  e.peer = c.world_rank(root);
-  if (root == me || root == MPI_ROOT) e.flags |= kRoot;
-}
-
-struct Coll {
-  Event e;
-  const CommInfo* c;
-  int me;
-  int n;
-};
-
-Coll finish_coll(Event e, MPI_Comm comm) {
-  e.t_exit = now_ticks();
-  const CommInfo& c = g_recorder.comm(comm);
-  e.comm = c.id;
-  return Coll{e, &c, comm_rank(comm), c.size};
-}
-
-std::uint64_t others(int n) { return n > 1 ? static_cast<std::uint64_t>(n - 1) : 0; }
-
-}  // namespace
 
 extern "C" int MPI_Barrier(MPI_Comm comm) {
   if (!g_recorder.active()) return g_substitutes.barrier(comm);
@@ -49,10 +19,7 @@ extern "C" int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_
   Event e = begin_event(Op::Bcast, MSTEP_CALLER);
   const int rc = g_substitutes.bcast(buf, count, type, root, comm);
   Coll k = finish_coll(e, comm);
-  set_root(k.e, *k.c, root, k.me);
-  const std::uint64_t m = bytes_of(count, type);
-  if (k.e.flags & kRoot) k.e.send_bytes = m * others(k.n);
-  else k.e.recv_bytes = m;
+  bytes_bcast(k, root, count, type);
   g_recorder.record(k.e);
   return rc;
 }
@@ -63,10 +30,7 @@ extern "C" int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
   Event e = begin_event(Op::Reduce, MSTEP_CALLER);
   const int rc = PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
   Coll k = finish_coll(e, comm);
-  set_root(k.e, *k.c, root, k.me);
-  const std::uint64_t m = bytes_of(count, type);
-  if (k.e.flags & kRoot) k.e.recv_bytes = m * others(k.n);
-  else k.e.send_bytes = m;
+  bytes_reduce(k, root, count, type);
   g_recorder.record(k.e);
   return rc;
 }
@@ -77,8 +41,7 @@ extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_
   Event e = begin_event(Op::Allreduce, MSTEP_CALLER);
   const int rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
   Coll k = finish_coll(e, comm);
-  const std::uint64_t m = bytes_of(count, type);
-  k.e.send_bytes = k.e.recv_bytes = m * others(k.n);
+  bytes_allreduce(k, count, type);
   g_recorder.record(k.e);
   return rc;
 }
@@ -90,9 +53,7 @@ extern "C" int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendt
   Event e = begin_event(Op::Gather, MSTEP_CALLER);
   const int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   Coll k = finish_coll(e, comm);
-  set_root(k.e, *k.c, root, k.me);
-  if (k.e.flags & kRoot) k.e.recv_bytes = bytes_of(recvcount, recvtype) * others(k.n);
-  else k.e.send_bytes = bytes_of(sendcount, sendtype);
+  bytes_gather(k, root, sendcount, sendtype, recvcount, recvtype);
   g_recorder.record(k.e);
   return rc;
 }
@@ -106,9 +67,7 @@ extern "C" int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype send
   const int rc =
       PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
   Coll k = finish_coll(e, comm);
-  set_root(k.e, *k.c, root, k.me);
-  if (k.e.flags & kRoot) k.e.recv_bytes = bytes_to_others(recvcounts, k.n, k.me, recvtype);
-  else k.e.send_bytes = bytes_of(sendcount, sendtype);
+  bytes_gatherv(k, root, sendcount, sendtype, recvcounts, recvtype);
   g_recorder.record(k.e);
   return rc;
 }
@@ -120,9 +79,7 @@ extern "C" int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype send
   Event e = begin_event(Op::Scatter, MSTEP_CALLER);
   const int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   Coll k = finish_coll(e, comm);
-  set_root(k.e, *k.c, root, k.me);
-  if (k.e.flags & kRoot) k.e.send_bytes = bytes_of(sendcount, sendtype) * others(k.n);
-  else k.e.recv_bytes = bytes_of(recvcount, recvtype);
+  bytes_scatter(k, root, sendcount, sendtype, recvcount, recvtype);
   g_recorder.record(k.e);
   return rc;
 }
@@ -136,9 +93,7 @@ extern "C" int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const i
   const int rc =
       PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
   Coll k = finish_coll(e, comm);
-  set_root(k.e, *k.c, root, k.me);
-  if (k.e.flags & kRoot) k.e.send_bytes = bytes_to_others(sendcounts, k.n, k.me, sendtype);
-  else k.e.recv_bytes = bytes_of(recvcount, recvtype);
+  bytes_scatterv(k, root, sendcounts, sendtype, recvcount, recvtype);
   g_recorder.record(k.e);
   return rc;
 }
@@ -150,10 +105,7 @@ extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype se
   Event e = begin_event(Op::Allgather, MSTEP_CALLER);
   const int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   Coll k = finish_coll(e, comm);
-  const std::uint64_t in = bytes_of(recvcount, recvtype);
-  const std::uint64_t out = sendbuf == MPI_IN_PLACE ? in : bytes_of(sendcount, sendtype);
-  k.e.send_bytes = out * others(k.n);
-  k.e.recv_bytes = in * others(k.n);
+  bytes_all_to_all(k, sendbuf, sendcount, sendtype, recvcount, recvtype);
   g_recorder.record(k.e);
   return rc;
 }
@@ -167,11 +119,7 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
   const int rc =
       PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   Coll k = finish_coll(e, comm);
-  const std::uint64_t out = sendbuf == MPI_IN_PLACE
-                                ? bytes_of(k.me < k.n ? recvcounts[k.me] : 0, recvtype)
-                                : bytes_of(sendcount, sendtype);
-  k.e.send_bytes = out * others(k.n);
-  k.e.recv_bytes = bytes_to_others(recvcounts, k.n, k.me, recvtype);
+  bytes_allgatherv(k, sendbuf, sendcount, sendtype, recvcounts, recvtype);
   g_recorder.record(k.e);
   return rc;
 }
@@ -183,10 +131,7 @@ extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sen
   Event e = begin_event(Op::Alltoall, MSTEP_CALLER);
   const int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   Coll k = finish_coll(e, comm);
-  const std::uint64_t in = bytes_of(recvcount, recvtype);
-  const std::uint64_t out = sendbuf == MPI_IN_PLACE ? in : bytes_of(sendcount, sendtype);
-  k.e.send_bytes = out * others(k.n);
-  k.e.recv_bytes = in * others(k.n);
+  bytes_all_to_all(k, sendbuf, sendcount, sendtype, recvcount, recvtype);
   g_recorder.record(k.e);
   return rc;
 }
@@ -201,9 +146,7 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
   const int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                 rdispls, recvtype, comm);
   Coll k = finish_coll(e, comm);
-  k.e.recv_bytes = bytes_to_others(recvcounts, k.n, k.me, recvtype);
-  k.e.send_bytes = sendbuf == MPI_IN_PLACE ? k.e.recv_bytes
-                                           : bytes_to_others(sendcounts, k.n, k.me, sendtype);
+  bytes_alltoallv(k, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
   g_recorder.record(k.e);
   return rc;
 }
@@ -214,8 +157,7 @@ extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int 
   Event e = begin_event(Op::Reduce_scatter, MSTEP_CALLER);
   const int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
   Coll k = finish_coll(e, comm);
-  k.e.send_bytes = bytes_to_others(recvcounts, k.n, k.me, type);
-  k.e.recv_bytes = bytes_of(k.me < k.n ? recvcounts[k.me] : 0, type) * others(k.n);
+  bytes_reduce_scatter(k, recvcounts, type);
   g_recorder.record(k.e);
   return rc;
 }
@@ -227,7 +169,23 @@ extern "C" int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int 
   Event e = begin_event(Op::Reduce_scatter_block, MSTEP_CALLER);
   const int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
   Coll k = finish_coll(e, comm);
-  k.e.send_bytes = k.e.recv_bytes = bytes_of(recvcount, type) * others(k.n);
+  bytes_reduce_scatter_block(k, recvcount, type);
   g_recorder.record(k.e);
   return rc;
 }
+
+// Scan and Exscan share one signature.
+#define MSTEP_SCAN(NAME)                                                                               \
+  extern "C" int MPI_##NAME(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, \
+                            MPI_Comm comm) {                                                           \
+    if (!g_recorder.active()) return PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm);             \
+    Event e = begin_event(Op::NAME, MSTEP_CALLER);                                                     \
+    const int rc = PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm);                               \
+    Coll k = finish_coll(e, comm);                                                                     \
+    bytes_scan(k, count, type);                                                                        \
+    g_recorder.record(k.e);                                                                            \
+    return rc;                                                                                         \
+  }
+
+MSTEP_SCAN(Scan)
+MSTEP_SCAN(Exscan)

@@ -25,13 +25,14 @@ class Completions {
   // Request `handle` (as it was before the call) completed with status `st`.
   void add(MPI_Request handle, const MPI_Status* st) {
     const auto info = g_recorder.take_request(handle);
-    if (!info) return;  // null, persistent or foreign request: nothing to tie it to
+    if (!info) return;  // null or foreign request (an inactive persistent one): nothing to tie it to
     // MPI_Comm_idup's handle is valid from now on: uses of it name the communicator its call
     // registered.
     if (info->created) g_recorder.bind_comm(*info->created, *info->comm);
     Event e = call_;
     e.request = info->id;
     if (any_) e.flags |= kContinuation;
+    if (info->collective) e.flags |= kCollDone;
     if (info->recv) {
       e.flags |= kRecvHalf;
       e.comm = info->comm->id;

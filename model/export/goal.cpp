@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -178,6 +179,7 @@ GoalSummary write_goal(const TraceDir& trace, std::ostream& out, double units_pe
       std::uint64_t last_exit = first[r] > 0 ? ev[first[r] - 1].t_exit : ev.front().t_enter;
       auto gap = [&](std::uint64_t enter) { return enter > last_exit ? ns(enter - last_exit) : 0.0; };
       std::unordered_map<std::uint32_t, std::uint64_t> started;  // request -> its send/recv operation
+      std::unordered_set<std::uint32_t> charged_icolls;  // nonblocking collectives written whole at their start
       std::size_t i = first[r];
       while (i < ev.size()) {
         const Event& e = ev[i];
@@ -194,6 +196,7 @@ GoalSummary write_goal(const TraceDir& trace, std::ostream& out, double units_pe
         const std::uint32_t inst = instance_at[r][i];
         if (is_collective_call(e) && inst != kNone && instances[inst].usable) {
           const Instance& in = instances[inst];
+          if (is_nonblocking_collective(e.op) && e.request) charged_icolls.insert(e.request);
           const auto me = static_cast<std::uint32_t>(in.members->rank_of(rank));
           const std::uint32_t cap = coll_max_ops(std::max<std::uint32_t>(in.shape.n, 1));
           prog.resize(cap);
@@ -221,7 +224,7 @@ GoalSummary write_goal(const TraceDir& trace, std::ostream& out, double units_pe
           for (std::size_t k = i; k < j; ++k) {
             const Event& x = ev[k];
             if (x.op == Op::ToolFlush) continue;
-            const Role xr = op_role(x.op);
+            const Role xr = event_role(x);
             const std::uint32_t m = msg_at[r][k];
             const bool recv_half = x.flags & kRecvHalf;
             if (m != kNone && (xr == Role::Isend || xr == Role::Irecv)) {
@@ -240,6 +243,8 @@ GoalSummary write_goal(const TraceDir& trace, std::ostream& out, double units_pe
                                   w.prev(), w.prev_nonblocking()));
               (send ? sum.sends : sum.recvs) += 1;
               modelled = true;
+            } else if (xr == Role::Complete && (x.flags & kCollDone) && charged_icolls.erase(x.request)) {
+              modelled = true;  // its collective was written whole at its start, as the replay charges it
             } else if (xr == Role::Complete && x.request && !(x.flags & kIncomplete)) {
               if (const auto it = started.find(x.request); it != started.end()) {
                 done.push_back(it->second);

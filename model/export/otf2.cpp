@@ -45,6 +45,7 @@ struct ArchiveCloser {
 OTF2_RegionRole region_role(Op op) {
   switch (op_role(op)) {
     case Role::Send: case Role::Recv: case Role::Isend: case Role::Irecv: case Role::Complete: case Role::SendRecv:
+    case Role::Start:
       return OTF2_REGION_ROLE_POINT2POINT;
     case Role::CollRootOut: return OTF2_REGION_ROLE_COLL_ONE2ALL;
     case Role::CollRootIn: return OTF2_REGION_ROLE_COLL_ALL2ONE;
@@ -55,8 +56,15 @@ OTF2_RegionRole region_role(Op op) {
   return OTF2_REGION_ROLE_FUNCTION;
 }
 
+// A record that receives a message: a Recv, or the receive half of a Sendrecv or of a Wait/Test
+// (not a started persistent receive, which is posted like an Irecv).
+bool receive_side(const Event& e) {
+  const Role r = event_role(e);
+  return r == Role::Recv || (r != Role::Irecv && (e.flags & kRecvHalf));
+}
+
 OTF2_CollectiveOp collective_op(Op op) {
-  switch (op) {
+  switch (blocking_collective(op)) {
     case Op::Barrier: return OTF2_COLLECTIVE_OP_BARRIER;
     case Op::Bcast: return OTF2_COLLECTIVE_OP_BCAST;
     case Op::Gather: return OTF2_COLLECTIVE_OP_GATHER;
@@ -70,6 +78,8 @@ OTF2_CollectiveOp collective_op(Op op) {
     case Op::Allreduce: return OTF2_COLLECTIVE_OP_ALLREDUCE;
     case Op::Reduce: return OTF2_COLLECTIVE_OP_REDUCE;
     case Op::Reduce_scatter: return OTF2_COLLECTIVE_OP_REDUCE_SCATTER;
+    case Op::Scan: return OTF2_COLLECTIVE_OP_SCAN;
+    case Op::Exscan: return OTF2_COLLECTIVE_OP_EXSCAN;
     default: return OTF2_COLLECTIVE_OP_REDUCE_SCATTER_BLOCK;
   }
 }
@@ -116,10 +126,10 @@ class RankWriter {
     } else {
       // Send sides at the call's entry, receive sides at its exit (OTF2 wants time order).
       for (const Event& e : call_) {
-        const bool recv_half = (e.flags & kRecvHalf) || op_role(e.op) == Role::Recv;
-        if (recv_half || (e.flags & kIncomplete)) continue;
+        const Role r = event_role(e);
+        if (receive_side(e) || (e.flags & kIncomplete)) continue;
         const std::int64_t peer = partner(e);
-        switch (op_role(e.op)) {
+        switch (r) {
           case Role::Send: case Role::SendRecv:
             if (peer >= 0) send(OTF2_EvtWriter_MpiSend(w_, nullptr, enter, static_cast<std::uint32_t>(peer), comm,
                                                        static_cast<std::uint32_t>(e.tag), e.send_bytes));
@@ -132,14 +142,13 @@ class RankWriter {
             if (e.request) check(OTF2_EvtWriter_MpiIrecvRequest(w_, nullptr, enter, e.request), "MpiIrecvRequest");
             break;
           case Role::Complete:
-            if (e.request) check(OTF2_EvtWriter_MpiIsendComplete(w_, nullptr, exit, e.request), "MpiIsendComplete");
+            if (e.request && !(e.flags & kCollDone)) check(OTF2_EvtWriter_MpiIsendComplete(w_, nullptr, exit, e.request), "MpiIsendComplete");
             break;
           default: break;
         }
       }
       for (const Event& e : call_) {
-        const bool recv_half = (e.flags & kRecvHalf) || op_role(e.op) == Role::Recv;
-        if (!recv_half || (e.flags & kIncomplete)) continue;
+        if (!receive_side(e) || (e.flags & kIncomplete)) continue;
         const std::int64_t peer = partner(e);
         if (peer < 0) continue;
         const OTF2_CommRef c = comm_of(e.comm);

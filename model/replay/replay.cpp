@@ -33,12 +33,6 @@ using detail::RankWindow;
 using detail::RunInfo;
 using detail::Slot;
 
-constexpr std::array<Role, kOpCount> kRoles = {
-#define MSTEP_OP(name, role) Role::role,
-#include "format/ops.def"
-#undef MSTEP_OP
-};
-inline Role role_of(Op op) { return kRoles[static_cast<std::size_t>(op)]; }
 
 // A window may grow this far past an Irecv whose completion has not been read before the replay
 // gives up waiting for it (it is then an Irecv never completed: no message).
@@ -104,6 +98,9 @@ struct RankState {
   double step_start = 0, step_end = 0;
   std::vector<CollOp> prog;
   std::vector<std::uint32_t> steps;
+  // Requests of nonblocking collectives that kept their recorded duration: their completing
+  // Wait/Test keeps its own too (in flight only: a completion removes its entry).
+  std::vector<std::uint32_t> recorded_icolls;
 
   std::uint32_t at(std::uint32_t p) const { return w->order.empty() ? p : w->order[p]; }
   const Event& rec(std::uint32_t p) const { return w->ev[at(p) - w->base]; }
@@ -241,6 +238,8 @@ class Engine {
   CollectiveUses uses_;
   std::uint64_t unusable_collectives_ = 0;
   std::uint64_t recorded_substitutes_ = 0;  // of those, libmstep's planned broadcasts (esssp, auto)
+  std::uint64_t undecomposed_collectives_ = 0;  // of those, operations without an algorithm (Scan)
+  std::uint64_t nonblocking_collectives_ = 0;   // charged as their blocking versions at their start
 
  private:
   // ---- Reading -------------------------------------------------------------------------------
@@ -428,7 +427,7 @@ class Engine {
         s.mode = Mode::Done;
         return false;
       }
-      const Role role = role_of(e.op);
+      const Role role = event_role(e);
       if (role == Role::CollRootOut || role == Role::CollRootIn || role == Role::CollAll) {
         const std::uint32_t p = s.pos++;
         s.last_exit = std::max(s.last_exit, e.t_exit);
@@ -451,7 +450,7 @@ class Engine {
 
   void publish(RankState& s, const Event& e, std::uint32_t m) {
     if (m == kNone) return;
-    const Role role = role_of(e.op);
+    const Role role = event_role(e);
     LiveMsg& g = linker_.msg(m);
     const bool recv_half = e.flags & kRecvHalf;
     const auto me = static_cast<std::size_t>(&s - states_.data());
@@ -494,7 +493,7 @@ class Engine {
 
   // When the record's part of the call is done; false if that needs a time not known yet.
   bool complete_record(RankState& s, const Event& e, std::uint32_t m, double& done) {
-    const Role role = role_of(e.op);
+    const Role role = event_role(e);
     const bool recv_half = e.flags & kRecvHalf;
     switch (role) {
       case Role::Recv: return complete_receive(s, e, m, done);
@@ -507,6 +506,16 @@ class Engine {
         done = m == kNone ? keep_recorded(s, e) : s.entry;
         return true;
       case Role::Complete:
+        if (e.flags & kCollDone) {  // its collective was charged whole at its start ...
+          const auto it = std::find(s.recorded_icolls.begin(), s.recorded_icolls.end(), e.request);
+          if (it == s.recorded_icolls.end()) {
+            done = s.entry;
+            return true;
+          }
+          s.recorded_icolls.erase(it);  // ... or kept its recorded time, and so does this
+          done = keep_recorded(s, e);
+          return true;
+        }
         if (m == kNone || (e.flags & kIncomplete)) {
           done = keep_recorded(s, e);
           return true;
@@ -523,7 +532,7 @@ class Engine {
       return true;
     }
     LiveMsg& g = linker_.msg(m);
-    const bool blocking = role_of(e.op) != Role::Complete;
+    const bool blocking = event_role(e) != Role::Complete;
     // The Wait of an Isend carries no size: the message's.
     const std::uint64_t k = blocking ? e.send_bytes : g.bytes;
     if (!synchronous(g, k)) {
@@ -572,6 +581,7 @@ class Engine {
     const std::uint32_t id = s.link(p);
     if (id == kNone) {
       s.t = keep_recorded(s, e);
+      if (is_nonblocking_collective(e.op) && e.request) s.recorded_icolls.push_back(e.request);
       told(s);
       return true;
     }
@@ -582,12 +592,17 @@ class Engine {
     if (!usable) {
       const Event& again = s.rec(p);  // reading other ranks leaves this window as it was
       s.t = keep_recorded(s, again);
+      if (is_nonblocking_collective(again.op) && again.request) s.recorded_icolls.push_back(again.request);
       told(s);
       ++unusable_collectives_;
       if (!inst.bad && inst.shape.substitute && inst.shape.algo == CollAlgo::Unsupported) ++recorded_substitutes_;
+      else if (!inst.bad && inst.shape.n > 0 && inst.registered == inst.shape.n &&
+               inst.shape.algo == CollAlgo::Unsupported)
+        ++undecomposed_collectives_;
       if (++inst.finished == inst.registered) linker_.free_instance(id);
       return true;
     }
+    if (is_nonblocking_collective(s.rec(p).op)) ++nonblocking_collectives_;
     begin_collective(s, s.rec(p), s.at(p), id);
     return true;
   }
@@ -780,13 +795,23 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
   engine.uses_.describe(out);
   if (out.recorded_calls)
     out.notes.push_back(fmt::format("{} records kept their recorded duration (partner missing or unmatched, "
-                                    "Test/Iprobe that found nothing, Probe, communicator calls)",
+                                    "Test/Iprobe that found nothing, Probe, communicator and request management)",
                                     out.recorded_calls));
   if (engine.recorded_substitutes_)
     out.notes.push_back(fmt::format("{} calls of libmstep's MSTEP_BCAST=esssp or auto kept their recorded duration "
                                     "(the tree depends on the run's per-pair latencies)",
                                     engine.recorded_substitutes_));
-  if (const std::uint64_t other = engine.unusable_collectives_ - engine.recorded_substitutes_)
+  if (engine.undecomposed_collectives_)
+    out.notes.push_back(fmt::format("{} collective calls kept their recorded duration (MPI_Scan, MPI_Exscan and "
+                                    "their nonblocking versions: no algorithm modelled)",
+                                    engine.undecomposed_collectives_));
+  if (engine.nonblocking_collectives_)
+    out.notes.push_back(fmt::format("{} nonblocking collective calls were charged as their blocking versions at "
+                                    "their start, their completing Wait/Test as no time: overlap with computation "
+                                    "is not credited",
+                                    engine.nonblocking_collectives_));
+  if (const std::uint64_t other =
+          engine.unusable_collectives_ - engine.recorded_substitutes_ - engine.undecomposed_collectives_)
     out.notes.push_back(fmt::format("{} collective calls kept their recorded duration (intercommunicator, or a "
                                     "member's trace or definition is missing)",
                                     other));

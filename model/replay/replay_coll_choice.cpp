@@ -16,7 +16,7 @@ using coll_math::log2_of;
 std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n) {
   const std::uint64_t others = n > 1 ? n - 1 : 1;
   const bool root = e.flags & kRoot;
-  switch (e.op) {
+  switch (blocking_collective(e.op)) {
     case Op::Bcast:
     case Op::Scatter:
     case Op::Scatterv: return root ? e.send_bytes / others : e.recv_bytes;
@@ -96,7 +96,9 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
   const std::uint32_t pof2 = floor_pow2(n);
   const bool pow2 = pof2 == n;
   const std::uint64_t total = m * n;
-  switch (op) {
+  // A nonblocking collective runs its blocking version's algorithm, at its start: what overlap
+  // with computation saves is not credited (MPICH's own schedules for them are not modelled).
+  switch (blocking_collective(op)) {
     case Op::Barrier: s.algo = CollAlgo::BarrierDissemination; break;
     case Op::Bcast:
       if (n < kBcastMinProcs || m <= kBcastShortBytes) s.algo = CollAlgo::BcastBinomial;

@@ -162,7 +162,7 @@ struct Linker::Impl {
     m.send_event = i;
     m.mode = send_mode(e.op);
     if (m.dst < 0) m.bytes = e.send_bytes, m.other = e.peer;
-    if (op_role(e.op) == Role::Isend && e.request) {
+    if (event_role(e) == Role::Isend && e.request) {
       ++m.refs;  // held for the Wait/Test that completes it, whenever that is read
       if (std::uint32_t* old = ranks[r].isend.find(e.request)) {
         release(*old);  // a request id reused without a completion: the old one never completes
@@ -273,8 +273,8 @@ void Linker::link(std::uint32_t r, RankWindow& w, std::uint32_t from) {
       im.link_collective(r, w, i, e);
       continue;
     }
-    const Role role = op_role(e.op);
-    if (e.op == Op::Irecv && e.request) {
+    const Role role = event_role(e);
+    if (role == Role::Irecv && e.request) {
       rl.irecv.insert(e.request, rl.next_seq());
       rl.deferred.push_back(Deferred{i});
       continue;

@@ -39,10 +39,12 @@ void CollectiveUses::describe(ReplayResult& out) const {
     const auto op = static_cast<Op>((key >> 40) & 0xff);
     const auto algo = static_cast<CollAlgo>((key >> 32) & 0xff);
     const auto n = static_cast<std::uint32_t>(key & 0xffffffffu);
-    const std::string bytes = op == Op::Barrier ? "" : u.min_m == u.max_m ? fmt::format(", {} bytes", u.min_m)
+    const std::string bytes = blocking_collective(op) == Op::Barrier ? "" : u.min_m == u.max_m ? fmt::format(", {} bytes", u.min_m)
                                                                          : fmt::format(", {} to {} bytes", u.min_m, u.max_m);
     out.collective_algorithms.push_back(fmt::format("{}: {} ({} for {} rank{}{}; {} call{})", mpi_name(op),
-                                                    coll_algo_name(algo), u.substitute ? "libmstep's substitute" : "MPICH default",
+                                                    coll_algo_name(algo), u.substitute                  ? "libmstep's substitute"
+                                                    : is_nonblocking_collective(op) ? "MPICH default of the blocking version"
+                                                                                    : "MPICH default",
                                                     n, n == 1 ? "" : "s", bytes, u.calls, u.calls == 1 ? "" : "s"));
   }
 }

@@ -24,7 +24,7 @@ struct Channel {
 }  // namespace
 
 bool is_p2p_recv(const Event& e) {
-  switch (op_role(e.op)) {
+  switch (event_role(e)) {
     case Role::Recv: return true;
     case Role::SendRecv:
     case Role::Complete: return (e.flags & kRecvHalf) != 0;
@@ -61,7 +61,7 @@ std::vector<std::vector<CollectiveCall>> collective_instances(std::span<const Ra
 }
 
 bool is_p2p_send(const Event& e) {
-  const Role r = op_role(e.op);
+  const Role r = event_role(e);
   return r == Role::Send || r == Role::Isend || (r == Role::SendRecv && !(e.flags & kRecvHalf));
 }
 
@@ -75,7 +75,7 @@ Matching match_messages(std::span<const RankTrace* const> ranks) {
     std::unordered_map<std::uint32_t, std::uint32_t> irecv_of_request;
     for (std::uint32_t i = 0; i < events.size(); ++i) {
       const Event& e = events[i];
-      if (e.op == Op::Irecv && e.request) irecv_of_request[e.request] = i;
+      if (event_role(e) == Role::Irecv && e.request) irecv_of_request[e.request] = i;
       if (e.peer < 0 || e.peer >= world) continue;  // none, PROC_NULL, or not a rank of this run
       if (is_p2p_send(e)) {
         channels[{global_comm(comm_ids, r, e.comm), static_cast<std::int32_t>(r), e.peer, e.tag}].sends.push_back(i);

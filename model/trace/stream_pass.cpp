@@ -63,6 +63,7 @@ struct Channel {
 bool single_receive_call(Op op) {
   switch (op) {
     case Op::Recv:
+    case Op::Mrecv:
     case Op::Wait:
     case Op::Waitany:
     case Op::Test:
@@ -199,7 +200,7 @@ class Pass {
     }
     const RecordTag tag = v_.record(rank, c.index, e);
     if (is_collective_call(e)) collective(r, e, tag);
-    if (e.op == Op::Irecv && e.request) {
+    if (event_role(e) == Role::Irecv && e.request) {
       const auto [it, fresh] = c.irecv_of_request.try_emplace(e.request, c.index, e);
       if (!fresh) {  // the request id is reused: the old Irecv was never completed
         c.open_posts.erase(it->second.first);

@@ -1,0 +1,181 @@
+// Persistent requests and matched probes. A persistent request is remembered from its *_init to
+// its MPI_Request_free; each MPI_Start/Startall of it records the nonblocking send or receive it
+// starts and registers a request id, so that the Wait/Test completing it is tied to it exactly as
+// for MPI_Isend/MPI_Irecv. Each wrapper returns exactly what PMPI returns.
+#include "interpose/wrap_common.hpp"
+
+using namespace mstep;
+
+namespace {
+
+// The record of an *_init call: the request's partner, tag and communicator; nothing moves yet.
+void record_init(Event& e, MPI_Comm comm, int partner, int tag, std::uint64_t bytes, bool recv, int rc,
+                 MPI_Request* request) {
+  e.t_exit = now_ticks();
+  const CommInfo& c = g_recorder.comm(comm);
+  e.comm = c.id;
+  e.peer = recv ? posted_source(c, partner) : c.world_rank(partner);
+  e.tag = tag;
+  g_recorder.record(e);
+  if (rc == MPI_SUCCESS) g_recorder.add_persistent(*request, PersistentRequest{recv, e.peer, tag, e.peer == kNoPeer ? 0 : bytes, &c});
+}
+
+// One record per request started: a send with its destination and size, or a receive (kRecvHalf)
+// with its posted source; a request mstep did not see created (a persistent collective, say)
+// records no partner.
+void record_start(Event e, MPI_Request handle, bool continuation) {
+  if (continuation) e.flags |= kContinuation;
+  if (const auto p = g_recorder.persistent(handle)) {
+    e.comm = p->comm->id;
+    e.peer = p->peer;
+    e.tag = p->tag;
+    if (p->recv) e.flags |= kRecvHalf;
+    else e.send_bytes = p->bytes;
+    e.request = g_recorder.add_request(handle, p->recv, *p->comm);
+  }
+  g_recorder.record(e);
+}
+
+}  // namespace
+
+#define MSTEP_SEND_INIT(NAME)                                                                          \
+  extern "C" int MPI_##NAME(const void* buf, int count, MPI_Datatype type, int dest, int tag,          \
+                            MPI_Comm comm, MPI_Request* request) {                                     \
+    if (!g_recorder.active()) return PMPI_##NAME(buf, count, type, dest, tag, comm, request);          \
+    Event e = begin_event(Op::NAME, MSTEP_CALLER);                                                     \
+    const int rc = PMPI_##NAME(buf, count, type, dest, tag, comm, request);                            \
+    record_init(e, comm, dest, tag, bytes_of(count, type), false, rc, request);                        \
+    return rc;                                                                                         \
+  }
+
+MSTEP_SEND_INIT(Send_init)
+MSTEP_SEND_INIT(Ssend_init)
+MSTEP_SEND_INIT(Bsend_init)
+MSTEP_SEND_INIT(Rsend_init)
+
+extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
+                             MPI_Request* request) {
+  if (!g_recorder.active()) return PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+  Event e = begin_event(Op::Recv_init, MSTEP_CALLER);
+  const int rc = PMPI_Recv_init(buf, count, type, source, tag, comm, request);
+  record_init(e, comm, source, tag, 0, true, rc, request);
+  return rc;
+}
+
+extern "C" int MPI_Start(MPI_Request* request) {
+  if (!g_recorder.active()) return PMPI_Start(request);
+  Event e = begin_event(Op::Start, MSTEP_CALLER);
+  if (g_delay.on()) [[unlikely]] {
+    if (const auto p = g_recorder.persistent(*request); p && !p->recv && p->peer >= 0)
+      g_delay.before_send(p->peer, p->tag, p->bytes);
+  }
+  const int rc = PMPI_Start(request);
+  e.t_exit = now_ticks();
+  if (rc == MPI_SUCCESS) record_start(e, *request, false);
+  else g_recorder.record(e);
+  return rc;
+}
+
+extern "C" int MPI_Startall(int count, MPI_Request requests[]) {
+  if (!g_recorder.active()) return PMPI_Startall(count, requests);
+  Event e = begin_event(Op::Startall, MSTEP_CALLER);
+  if (g_delay.on()) [[unlikely]] {
+    for (int i = 0; i < count; ++i)
+      if (const auto p = g_recorder.persistent(requests[i]); p && !p->recv && p->peer >= 0)
+        g_delay.before_send(p->peer, p->tag, p->bytes);
+  }
+  const int rc = PMPI_Startall(count, requests);
+  e.t_exit = now_ticks();
+  if (rc != MPI_SUCCESS || count <= 0) {
+    g_recorder.record(e);
+    return rc;
+  }
+  for (int i = 0; i < count; ++i) record_start(e, requests[i], i > 0);
+  return rc;
+}
+
+extern "C" int MPI_Request_free(MPI_Request* request) {
+  if (!g_recorder.active()) return PMPI_Request_free(request);
+  const MPI_Request handle = *request;
+  Event e = begin_event(Op::Request_free, MSTEP_CALLER);
+  const int rc = PMPI_Request_free(request);
+  e.t_exit = now_ticks();
+  if (rc == MPI_SUCCESS) g_recorder.free_request(handle);
+  g_recorder.record(e);
+  return rc;
+}
+
+// ---- Matched probe -------------------------------------------------------------------------
+
+extern "C" int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  if (!g_recorder.active()) return PMPI_Mprobe(source, tag, comm, message, status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  Event e = begin_event(Op::Mprobe, MSTEP_CALLER);
+  const int rc = PMPI_Mprobe(source, tag, comm, message, st);
+  e.t_exit = now_ticks();
+  const CommInfo& c = g_recorder.comm(comm);
+  e.comm = c.id;
+  e.peer = source == MPI_PROC_NULL ? kNoPeer : c.world_rank(st->MPI_SOURCE);
+  e.tag = source == MPI_PROC_NULL ? tag : st->MPI_TAG;
+  if (rc == MPI_SUCCESS) g_recorder.add_message(*message, c);
+  g_recorder.record(e);
+  return rc;
+}
+
+extern "C" int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                           MPI_Status* status) {
+  if (!g_recorder.active()) return PMPI_Improbe(source, tag, comm, flag, message, status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  Event e = begin_event(Op::Improbe, MSTEP_CALLER);
+  const int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
+  e.t_exit = now_ticks();
+  const CommInfo& c = g_recorder.comm(comm);
+  e.comm = c.id;
+  e.tag = tag;
+  e.peer = posted_source(c, source);
+  if (rc != MPI_SUCCESS || !*flag) {
+    e.flags = kIncomplete;
+  } else {
+    g_recorder.add_message(*message, c);
+    if (source != MPI_PROC_NULL) {
+      e.peer = c.world_rank(st->MPI_SOURCE);
+      e.tag = st->MPI_TAG;
+    }
+  }
+  g_recorder.record(e);
+  return rc;
+}
+
+extern "C" int MPI_Mrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Status* status) {
+  if (!g_recorder.active()) return PMPI_Mrecv(buf, count, type, message, status);
+  MPI_Status own;
+  MPI_Status* st = status == MPI_STATUS_IGNORE ? &own : status;
+  const MPI_Message handle = *message;
+  Event e = begin_event(Op::Mrecv, MSTEP_CALLER);
+  const int rc = PMPI_Mrecv(buf, count, type, message, st);
+  e.t_exit = now_ticks();
+  const CommInfo* c = g_recorder.take_message(handle);
+  if (c) {
+    e.comm = c->id;
+    if (rc == MPI_SUCCESS) set_received(e, *c, *st);
+  }
+  g_recorder.record(e);
+  return rc;
+}
+
+extern "C" int MPI_Imrecv(void* buf, int count, MPI_Datatype type, MPI_Message* message, MPI_Request* request) {
+  if (!g_recorder.active()) return PMPI_Imrecv(buf, count, type, message, request);
+  const MPI_Message handle = *message;
+  Event e = begin_event(Op::Imrecv, MSTEP_CALLER);
+  const int rc = PMPI_Imrecv(buf, count, type, message, request);
+  e.t_exit = now_ticks();
+  if (const CommInfo* c = g_recorder.take_message(handle)) {
+    e.comm = c->id;
+    e.peer = kAnySource;  // the source is the probe's; the completing Wait/Test records it
+    if (rc == MPI_SUCCESS) e.request = g_recorder.add_request(*request, true, *c);
+  }
+  g_recorder.record(e);
+  return rc;
+}

@@ -1,0 +1,136 @@
+// Integration tests: the calls real codes make beyond plain point-to-point and blocking
+// collectives (coverage.c): persistent requests, matched probes, Scan/Exscan and nonblocking
+// collectives are recorded with exact counts and bytes, their requests are tied to the Wait/Test
+// that completes them, and the models charge them (or say which they kept at recorded time).
+#include "harness.hpp"
+
+using namespace mstep_it;
+
+namespace {
+
+bool nonblocking_collective(const std::string& op) {
+  static const std::set<std::string> ops{
+      "MPI_Ibarrier",   "MPI_Ibcast",     "MPI_Iscatter",       "MPI_Iscatterv",          "MPI_Ireduce",
+      "MPI_Igather",    "MPI_Igatherv",   "MPI_Iallreduce",     "MPI_Iallgather",         "MPI_Iallgatherv",
+      "MPI_Ialltoall",  "MPI_Ialltoallv", "MPI_Ireduce_scatter", "MPI_Ireduce_scatter_block", "MPI_Iscan",
+      "MPI_Iexscan"};
+  return ops.count(op) == 1;
+}
+
+}  // namespace
+
+TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking collectives", "[coverage]") {
+  const fs::path dir = test_dir() / "trace";
+  const int rounds = 5;
+  const Result rec = record(dir, 2, {prog("coverage"), std::to_string(rounds)});
+  check_recorded(rec, 2);
+  const Stats s = stats(dir);
+  check_complete(s, 2);
+
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    const auto pos = rec.out.find("rank " + std::to_string(rank) + " improbe=");
+    REQUIRE(pos != std::string::npos);
+    const std::string line = rec.out.substr(pos, rec.out.find('\n', pos) - pos);
+    const int improbe = parse_int_after(line, "improbe="), test = parse_int_after(line, "test=");
+    REQUIRE(std::min(improbe, test) >= 1);
+    const bool root = rank == 0;
+    // The header of coverage.c; bytes as share/trace-format.md's table (m = 4 B an int, n = 2).
+    Expect e;
+    e.add("MPI_Init", 1);
+    e.add("MPI_Send_init", 1);
+    e.add("MPI_Recv_init", 2);
+    e.add("MPI_Ssend_init", 1);
+    e.add("MPI_Startall", rounds, 16 * rounds, 0);
+    e.add("MPI_Start", 2, 8, 0);
+    e.add("MPI_Waitall", rounds + 2, 0, 16 * rounds);
+    e.add("MPI_Wait", 5, 0, 8 + 20);  // the Ssend_init's receive, the Imrecv's
+    e.add("MPI_Request_free", 4);
+    e.add("MPI_Send", 2, 12 + 20, 0);
+    e.add("MPI_Mprobe", 1);
+    e.add("MPI_Mrecv", 1, 0, 12);
+    e.add("MPI_Improbe", improbe);
+    e.add("MPI_Imrecv", 1);
+    e.add("MPI_Test", test);
+    // Rank 0 is before rank 1: it sends its prefix, rank 1 receives it.
+    e.add("MPI_Scan", 1, root ? 4 : 0, root ? 0 : 4);
+    e.add("MPI_Exscan", 1, root ? 8 : 0, root ? 0 : 8);
+    e.add("MPI_Ibarrier", 1);
+    e.add("MPI_Ibcast", 1, root ? 16 : 0, root ? 0 : 16);
+    e.add("MPI_Iallreduce", 1, 8, 8);
+    e.add("MPI_Ireduce", 1, root ? 0 : 12, root ? 12 : 0);
+    e.add("MPI_Igather", 1, root ? 0 : 4, root ? 4 : 0);
+    e.add("MPI_Iscatter", 1, root ? 4 : 0, root ? 0 : 4);
+    e.add("MPI_Ialltoall", 1, 4, 4);
+    e.add("MPI_Iallgather", 1, 8, 8);
+    e.add("MPI_Ireduce_scatter_block", 1, 4, 4);
+    e.add("MPI_Iscan", 1, root ? 4 : 0, root ? 0 : 4);
+    e.add("MPI_Igatherv", 1, root ? 0 : 4, root ? 4 : 0);
+    e.add("MPI_Iscatterv", 1, root ? 8 : 0, root ? 0 : 8);
+    e.add("MPI_Iallgatherv", 1, 4, 4);
+    e.add("MPI_Ialltoallv", 1, 4, 4);
+    e.add("MPI_Ireduce_scatter", 1, 4, 4);
+    e.add("MPI_Iexscan", 1, root ? 4 : 0, root ? 0 : 4);
+    e.add("MPI_Finalize", 1);
+    check_rank(s.j, rank, e);
+
+    const json d = dump_rank(dir, rank);
+    check_all_callsites_in(d, "coverage.c");
+    const int other = 1 - rank;
+    // Every request a Start/Startall, Imrecv or nonblocking collective created is completed by
+    // exactly one Wait/Test record of its kind: a receive (kRecvHalf, 2) names the source, a
+    // collective's carries kCollDone (16).
+    enum Kind { Send, Receive, Collective };
+    std::map<std::uint64_t, Kind> created;
+    std::map<std::uint64_t, int> completed;
+    int startall_records = 0, startall_continuations = 0;
+    for (const auto& x : d.at("events")) {
+      const std::string op = x.at("op");
+      const std::uint64_t id = x.at("request");
+      const int flags = x.at("flags");
+      if (op == "MPI_Startall") {
+        ++startall_records;
+        if (flags & 1) ++startall_continuations;
+      }
+      if (id == 0) continue;
+      INFO(x.dump());
+      if (op == "MPI_Start" || op == "MPI_Startall") {
+        // The tag 31 receive was made with MPI_ANY_SOURCE (-2); its Wait names the source.
+        CHECK(x.at("peer") == (x.at("tag") == 31 && (flags & 2) ? -2 : other));
+        CHECK(created.emplace(id, (flags & 2) ? Receive : Send).second);
+      } else if (op == "MPI_Imrecv") {
+        CHECK(created.emplace(id, Receive).second);
+      } else if (nonblocking_collective(op)) {
+        CHECK(created.emplace(id, Collective).second);
+      } else {
+        REQUIRE(created.count(id) == 1);
+        CHECK(((flags & 2) != 0) == (created[id] == Receive));
+        CHECK(((flags & 16) != 0) == (created[id] == Collective));
+        if (created[id] == Receive) CHECK(x.at("peer") == other);
+        ++completed[id];
+      }
+    }
+    CHECK(startall_records == 2 * rounds);
+    CHECK(startall_continuations == rounds);
+    CHECK(created.size() == static_cast<std::size_t>(2 * rounds + 2 + 1 + 16));
+    for (const auto& [id, kind] : created) {
+      INFO("request " << id);
+      CHECK(completed[id] == 1);
+    }
+  }
+
+  // Every message matched: per rank 5 Startall sends, the Ssend_init's, two Sends (Mrecv, Imrecv).
+  const fs::path params = dir.parent_path() / "params.json";
+  std::ofstream(params) << R"({"L": 1e-6, "o": 1e-7, "Os": 0, "Or": 0, "g": 1e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 64, "S": 8192})" << "\n";
+  const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
+  CHECK(rep.at("messages") == 16);
+  REQUIRE(rep.at("models").at("LogGPS").at("predicted_s").is_number());
+  const auto notes = rep.at("notes").dump();
+  INFO(notes);
+  CHECK(notes.find("28 nonblocking collective calls were charged as their blocking versions at their start") !=
+        std::string::npos);
+  CHECK(notes.find("8 collective calls kept their recorded duration (MPI_Scan, MPI_Exscan") != std::string::npos);
+  const auto algos = rep.at("collective_algorithms").dump();
+  CHECK(algos.find("MPI_Iallreduce: recursive doubling (MPICH default of the blocking version for 2 ranks") !=
+        std::string::npos);
+}

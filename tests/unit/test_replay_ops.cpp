@@ -1,0 +1,149 @@
+// The replay and matching of the calls added for real codes' coverage: persistent requests'
+// Start/Startall, matched probes (Mrecv, Imrecv), and nonblocking collectives. Expected values are
+// worked out by hand from MODELS.md section 3 (times in microseconds, zero at Init's exit).
+#include <catch2/catch.hpp>
+
+#include "replay_fixtures.hpp"
+
+using namespace mstep;
+using namespace mstep::model;
+using namespace mstep::replay_fixtures;
+
+namespace {
+
+// A persistent request's start: the send (to `peer`, `bytes`) or the receive (kRecvHalf, posted
+// source `peer`) it starts.
+Event start(Op op, double enter, double exit, std::int32_t peer, bool receive, std::uint64_t bytes, std::uint32_t request) {
+  Event e = ev(op, enter, exit, peer);
+  e.request = request;
+  if (receive) e.flags = kRecvHalf;
+  else e.send_bytes = bytes;
+  return e;
+}
+
+// The completion of a nonblocking collective's request.
+Event coll_done(Op op, double enter, double exit, std::uint32_t request) {
+  Event e = ev(op, enter, exit);
+  e.request = request;
+  e.flags = kCollDone;
+  return e;
+}
+
+bool has_note(const ReplayResult& r, std::string_view text) {
+  return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("a persistent request's Start replays as the Isend or Irecv it starts", "[replay][ops]") {
+  // As "Isend / Irecv / Wait" in test_replay.cpp, 100 B eager: rank 0 starts a send at 3,
+  // computes 10, Waits; rank 1 starts a receive at 1, computes 4, Waits.
+  auto traces = [](Op send_op, Op recv_op) {
+    Event s = send_op == Op::Isend ? send(Op::Isend, 3, 3.5, 1, 100, 1) : start(send_op, 3, 3.5, 1, false, 100, 1);
+    Event r = recv_op == Op::Irecv ? irecv(1, 1.2, 0, 1) : start(recv_op, 1, 1.2, 0, true, 0, 1);
+    Event w = ev(Op::Wait, 13.5, 14);
+    w.request = 1;
+    return std::vector<RankTrace>{
+        make_rank(0, 2, {ev(Op::Init, 0, 1), s, w, ev(Op::Finalize, 15, 16)}),
+        make_rank(1, 2, {ev(Op::Init, 0, 1), r, recv(Op::Wait, 5.2, 9, 0, 100, 1), ev(Op::Finalize, 10, 11)})};
+  };
+  const Run isend(traces(Op::Isend, Op::Irecv));
+  const Run started(traces(Op::Start, Op::Start));
+  const Run startall(traces(Op::Startall, Op::Startall));
+  REQUIRE(started.matching.messages.size() == 1);
+  REQUIRE(startall.matching.messages.size() == 1);
+  CHECK(started.matching.messages[0].post_event == 1);  // posted at its Start, as an Irecv
+  const ReplayResult want = isend.loggps(machine());
+  // Rank 0's Wait returns at once (15); rank 1's Wait returns at 3 + 2 + 5.1 + 2 = 12.1.
+  CHECK(want.finish_s[0] == Approx(15 * us));
+  CHECK(want.finish_s[1] == Approx(12.1 * us));
+  for (const Run* run : {&started, &startall}) {
+    const ReplayResult got = run->loggps(machine());
+    CHECK(got.finish_s == want.finish_s);
+    CHECK(got.receiver_wait_s == want.receiver_wait_s);
+    CHECK(got.recorded_calls == 0);
+  }
+}
+
+TEST_CASE("Startall's records: one call, a send and a receive, both tied to their Waitall", "[replay][ops]") {
+  // Both ranks: Startall(send 100 B to the other, receive from it) at 2, Waitall at 3.
+  // Each send starts at 2 (busy to 4 = T1), arrives at 2 + 2 + 5.1 = 9.1, received by 11.1.
+  auto rank_of = [](int r) {
+    const int other = 1 - r;
+    Event s = start(Op::Startall, 2, 2.5, other, false, 100, 1);
+    Event v = start(Op::Startall, 2, 2.5, other, true, 0, 2);
+    v.flags |= kContinuation;
+    Event ws = ev(Op::Waitall, 3, 12);
+    ws.request = 1;
+    Event wr = recv(Op::Waitall, 3, 12, other, 100, 2);
+    wr.flags |= kContinuation;
+    return make_rank(r, 2, {ev(Op::Init, 0, 1), s, v, ws, wr, ev(Op::Finalize, 12, 13)});
+  };
+  const Run run({rank_of(0), rank_of(1)});
+  REQUIRE(run.matching.messages.size() == 2);
+  CHECK(run.matching.unmatched.empty());
+  const ReplayResult r = run.loggps(machine());
+  // Startall returns when its send is done: 2 + T1 = 4 (the receive posts at 2). Waitall at
+  // 4 + 0.5 = 4.5: the send is done; the receive completes at 9.1 + 2 = 11.1. Finalize at 11.1.
+  CHECK(r.finish_s[0] == Approx(10.1 * us));
+  CHECK(r.finish_s[1] == Approx(10.1 * us));
+  CHECK(r.recorded_calls == 0);
+}
+
+TEST_CASE("matched probes: Mrecv is a receive, Imrecv a posted receive its Wait completes", "[matching][ops]") {
+  // Rank 0 sends 100 B twice (tags 0); rank 1 Mprobes and Mrecvs the first, Imrecvs the second.
+  Event mrecv = recv(Op::Mrecv, 2, 3, 0, 100);
+  Event imrecv = ev(Op::Imrecv, 4, 4.5, kAnySource);
+  imrecv.request = 7;
+  const Run run({make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Send, 1, 1.5, 1, 100), send(Op::Send, 1.5, 2, 1, 100),
+                                  ev(Op::Finalize, 20, 21)}),
+                 make_rank(1, 2, {ev(Op::Init, 0, 1), ev(Op::Mprobe, 1, 2, 0), mrecv, imrecv,
+                                  recv(Op::Wait, 5, 6, 0, 100, 7), ev(Op::Finalize, 20, 21)})});
+  REQUIRE(run.matching.messages.size() == 2);
+  CHECK(run.matching.messages[0].recv_event == 2);
+  CHECK(run.matching.messages[1].post_event == 3);  // the Imrecv
+  CHECK(run.matching.messages[1].recv_event == 4);  // its Wait
+  CHECK(run.matching.unmatched.empty());
+}
+
+TEST_CASE("a nonblocking collective is charged as its blocking version at its start", "[replay][ops]") {
+  LogGPSParams p;  // o = 2, L = 5, g = 1, no per-byte costs: a dissemination round is 9
+  p.o = 2 * us;
+  p.L = 5 * us;
+  p.g = 1 * us;
+  SECTION("Ibarrier on 4 ranks: the barrier from its start, its Wait costs nothing") {
+    std::vector<RankTrace> t;
+    for (int r = 0; r < 4; ++r) {
+      Event ib = ev(Op::Ibarrier, 2, 2.5);
+      ib.request = 1;
+      t.push_back(make_rank(r, 4, {ev(Op::Init, 0, 1), ib, coll_done(Op::Wait, 5, 9, 1), ev(Op::Finalize, 9, 10)}));
+    }
+    const Run run(std::move(t));
+    const ReplayResult res = run.loggps(p);
+    // The barrier runs from 2: two rounds, done at 20. The 2.5 of computation between the
+    // Ibarrier's exit and the Wait's entry follow: the Wait at 22.5 returns at once, and so
+    // MPI_Finalize is at 22.5, 21.5 after zero. (Blocking, the same program would be the same.)
+    for (int r = 0; r < 4; ++r) CHECK(res.finish_s[static_cast<std::size_t>(r)] == Approx(21.5 * us));
+    REQUIRE(res.collective_algorithms.size() == 1);
+    CHECK(res.collective_algorithms[0] ==
+          "MPI_Ibarrier: dissemination (MPICH default of the blocking version for 4 ranks; 1 call)");
+    CHECK(res.recorded_calls == 0);
+    CHECK(has_note(res, "4 nonblocking collective calls were charged as their blocking versions"));
+  }
+  SECTION("Iscan has no algorithm: it and its Wait keep their recorded durations") {
+    std::vector<RankTrace> t;
+    for (int r = 0; r < 2; ++r) {
+      Event is = ev(Op::Iscan, 2, 2.5);
+      is.request = 3;
+      is.send_bytes = r == 0 ? 8 : 0;
+      is.recv_bytes = r == 1 ? 8 : 0;
+      t.push_back(make_rank(r, 2, {ev(Op::Init, 0, 1), is, coll_done(Op::Wait, 5, 9, 3), ev(Op::Finalize, 9, 10)}));
+    }
+    const Run run(std::move(t));
+    const ReplayResult res = run.loggps(p);
+    // Iscan 2 to 2.5 as recorded; 2.5 of computation; the Wait its recorded 4: 5 to 9.
+    for (int r = 0; r < 2; ++r) CHECK(res.finish_s[static_cast<std::size_t>(r)] == Approx(8 * us));
+    CHECK(res.recorded_calls == 4);
+    CHECK(has_note(res, "2 collective calls kept their recorded duration (MPI_Scan"));
+  }
+}
