@@ -25,7 +25,10 @@ bool blocks(Op op) {
     case Op::Issend:
     case Op::Ibsend:
     case Op::Irsend:
-    case Op::Irecv: return false;
+    case Op::Irecv:
+    case Op::Start:
+    case Op::Startall:
+    case Op::Imrecv: return false;
     default: return true;
   }
 }
@@ -101,6 +104,9 @@ void WaitMeter::collective(std::span<const StreamedMember> members) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (const auto& c : members) {
     const Event& e = c.call;
+    // A nonblocking collective's call returns at once: its wait, if any, is in the Wait/Test that
+    // completes it, which this does not attribute.
+    if (is_nonblocking_collective(e.op)) continue;
     const double wait = clamp_wait(last - tl_.seconds(c.rank, e.t_enter), tl_.duration(c.rank, e.t_exit - e.t_enter));
     // Every model waits for the last arrival alike: the prediction at measured arrivals is the same.
     add(WaitKind::Collective, c.rank, e, wait, options_.loggps ? wait : nan);
