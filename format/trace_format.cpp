@@ -44,6 +44,11 @@ Op blocking_collective(Op op) {
     case Op::Ireduce_scatter_block: return Op::Reduce_scatter_block;
     case Op::Iscan: return Op::Scan;
     case Op::Iexscan: return Op::Exscan;
+    case Op::Ineighbor_allgather: return Op::Neighbor_allgather;
+    case Op::Ineighbor_allgatherv: return Op::Neighbor_allgatherv;
+    case Op::Ineighbor_alltoall: return Op::Neighbor_alltoall;
+    case Op::Ineighbor_alltoallv: return Op::Neighbor_alltoallv;
+    case Op::Ineighbor_alltoallw: return Op::Neighbor_alltoallw;
     default: return op;
   }
 }

@@ -70,6 +70,9 @@ enum EventFlag : std::uint8_t {
 inline constexpr std::int32_t kNoPeer = -1;   // MPI_PROC_NULL, or no partner
 inline constexpr std::int32_t kAnySource = -2;  // a posted MPI_ANY_SOURCE receive (Irecv records)
 inline constexpr std::int32_t kNoTag = -1;
+// The tag of a neighbourhood collective's messages: no user tag is negative, so its messages
+// pair only with each other (in call order, as MPI orders collectives on a communicator).
+inline constexpr std::int32_t kNeighborTag = -3;
 
 // One record of an MPI call, as the wrapper saw it. A call that moves several messages (Sendrecv,
 // Waitall) writes one record per message; the records after the first carry kContinuation.

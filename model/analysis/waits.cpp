@@ -28,7 +28,12 @@ bool blocks(Op op) {
     case Op::Irecv:
     case Op::Start:
     case Op::Startall:
-    case Op::Imrecv: return false;
+    case Op::Imrecv:
+    case Op::Ineighbor_allgather:
+    case Op::Ineighbor_allgatherv:
+    case Op::Ineighbor_alltoall:
+    case Op::Ineighbor_alltoallv:
+    case Op::Ineighbor_alltoallw: return false;
     default: return true;
   }
 }

@@ -18,6 +18,10 @@ namespace {
 
 constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kCollectiveTags = 1u << 30;  // tags of decomposed collectives start here
+// GOAL's tags are not negative: mstep's own (kNeighborTag) go just below kCollectiveTags.
+std::uint32_t goal_tag(std::int32_t tag) {
+  return tag >= 0 ? static_cast<std::uint32_t>(tag) : kCollectiveTags - static_cast<std::uint32_t>(-static_cast<std::int64_t>(tag));
+}
 
 // One decomposed collective instance, as every member runs it.
 struct Instance {
@@ -196,7 +200,8 @@ GoalSummary write_goal(const TraceDir& trace, std::ostream& out, double units_pe
         const std::uint32_t inst = instance_at[r][i];
         if (is_collective_call(e) && inst != kNone && instances[inst].usable) {
           const Instance& in = instances[inst];
-          if (is_nonblocking_collective(e.op) && e.request) charged_icolls.insert(e.request);
+          if (is_nonblocking_collective(e.op) && event_role(e) == Role::SendRecv && e.request)
+            charged_icolls.insert(e.request);
           const auto me = static_cast<std::uint32_t>(in.members->rank_of(rank));
           const std::uint32_t cap = coll_max_ops(std::max<std::uint32_t>(in.shape.n, 1));
           prog.resize(cap);
@@ -221,6 +226,9 @@ GoalSummary write_goal(const TraceDir& trace, std::ostream& out, double units_pe
         } else {
           std::vector<std::uint64_t> done;  // what the call waits for
           bool modelled = false;
+          // A nonblocking neighbourhood collective: its messages written at its start, as blocking.
+          if (is_nonblocking_collective(e.op) && event_role(e) == Role::SendRecv && e.request)
+            charged_icolls.insert(e.request);
           for (std::size_t k = i; k < j; ++k) {
             const Event& x = ev[k];
             if (x.op == Op::ToolFlush) continue;
@@ -230,16 +238,16 @@ GoalSummary write_goal(const TraceDir& trace, std::ostream& out, double units_pe
             if (m != kNone && (xr == Role::Isend || xr == Role::Irecv)) {
               const Message& msg = matching.messages[m];
               const std::uint64_t o = xr == Role::Isend
-                                          ? w.next(fmt::format("send {}b to {} tag {}", x.send_bytes, msg.dst, msg.tag), true)
-                                          : w.next(fmt::format("recv {}b from {} tag {}", msg.bytes, msg.src, msg.tag), true);
+                                          ? w.next(fmt::format("send {}b to {} tag {}", x.send_bytes, msg.dst, goal_tag(msg.tag)), true)
+                                          : w.next(fmt::format("recv {}b from {} tag {}", msg.bytes, msg.src, goal_tag(msg.tag)), true);
               (xr == Role::Isend ? sum.sends : sum.recvs) += 1;
               if (x.request) started[x.request] = o;
               modelled = true;
             } else if (m != kNone && (xr == Role::Send || xr == Role::Recv || xr == Role::SendRecv)) {
               const Message& msg = matching.messages[m];
               const bool send = xr == Role::Send || (xr == Role::SendRecv && !recv_half);
-              done.push_back(w.op(send ? fmt::format("send {}b to {} tag {}", x.send_bytes, msg.dst, msg.tag)
-                                       : fmt::format("recv {}b from {} tag {}", msg.bytes, msg.src, msg.tag),
+              done.push_back(w.op(send ? fmt::format("send {}b to {} tag {}", x.send_bytes, msg.dst, goal_tag(msg.tag))
+                                       : fmt::format("recv {}b from {} tag {}", msg.bytes, msg.src, goal_tag(msg.tag)),
                                   w.prev(), w.prev_nonblocking()));
               (send ? sum.sends : sum.recvs) += 1;
               modelled = true;

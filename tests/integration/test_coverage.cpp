@@ -134,3 +134,57 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
   CHECK(algos.find("MPI_Iallreduce: recursive doubling (MPICH default of the blocking version for 2 ranks") !=
         std::string::npos);
 }
+
+TEST_CASE("coverage: neighbourhood collectives are one record per message, matched as such", "[coverage]") {
+  const fs::path dir = test_dir() / "trace";
+  const Result rec = record(dir, 2, {prog("neighbor")});
+  check_recorded(rec, 2);
+  const Stats s = stats(dir);
+  check_complete(s, 2);
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    // The header of neighbor.c: the ring's and the line's allgathers, the ring's and the graph's
+    // alltoalls, and the rest on the ring.
+    Expect e;
+    e.add("MPI_Init", 1);
+    e.add("MPI_Cart_create", 2);
+    e.add("MPI_Dist_graph_create_adjacent", 1);
+    e.add("MPI_Neighbor_allgather", 2, 16 + 4, 16 + 4);
+    e.add("MPI_Neighbor_alltoall", 2, 8 + 12, 8 + 12);
+    e.add("MPI_Neighbor_allgatherv", 1, 8, 12);
+    e.add("MPI_Neighbor_alltoallv", 1, 12, 12);
+    e.add("MPI_Neighbor_alltoallw", 1, 8, 8);
+    e.add("MPI_Ineighbor_alltoall", 1, 8, 8);
+    e.add("MPI_Ineighbor_allgather", 1, 16, 16);
+    e.add("MPI_Ineighbor_allgatherv", 1, 8, 12);
+    e.add("MPI_Ineighbor_alltoallv", 1, 12, 12);
+    e.add("MPI_Ineighbor_alltoallw", 1, 8, 8);
+    e.add("MPI_Wait", 1);
+    e.add("MPI_Waitall", 1);
+    e.add("MPI_Finalize", 1);
+    check_rank(s.j, rank, e);
+
+    const json d = dump_rank(dir, rank);
+    const int other = 1 - rank;
+    int sends = 0, receives = 0, coll_done = 0;
+    for (const auto& x : d.at("events")) {
+      const std::string op = x.at("op");
+      const int flags = x.at("flags");
+      if (op.find("eighbor_") != std::string::npos) {
+        INFO(x.dump());
+        CHECK(x.at("peer") == other);
+        CHECK(x.at("tag") == -3);
+        ++((flags & 2) ? receives : sends);
+      }
+      if (flags & 16) ++coll_done;
+    }
+    CHECK(sends == 22);
+    CHECK(receives == 22);
+    CHECK(coll_done == 5);  // the five nonblocking calls' completions
+  }
+  const fs::path params = dir.parent_path() / "params.json";
+  std::ofstream(params) << R"({"L": 1e-6, "o": 1e-7, "Os": 0, "Or": 0, "g": 1e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 64, "S": 8192})" << "\n";
+  const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
+  CHECK(rep.at("messages") == 44);
+  REQUIRE(rep.at("models").at("LogGPS").at("predicted_s").is_number());
+}
