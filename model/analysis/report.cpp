@@ -100,7 +100,11 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   std::optional<ModelResult> loggp_result, loggps_result, linear_result;
   if (params && params->loggps) {
     const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps), cold);
-    const ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
+    FunctionTimes per_function(rep.mpi);
+    ReplayInput observed = input;
+    observed.observer = &per_function;
+    const ReplayResult loggps = replay_loggps(observed, *params->loggps, cold);
+    rep.has_loggps_functions = true;
     loggp_result = result("LogGP", rep.actual_s, loggp.predicted_s);
     loggps_result = result("LogGPS", rep.actual_s, loggps.predicted_s);
     rep.loggps_rank_s = loggps.finish_s;

@@ -2,6 +2,7 @@
 // error, per-step actual against MPM, time in MPI per function, and the wait hotspots.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "model/params/params.hpp"
 #include "model/trace/trace_dir.hpp"
 #include "model/analysis/waits.hpp"
+#include "model/replay/replay.hpp"
 
 namespace mstep::model {
 
@@ -52,6 +54,19 @@ struct FunctionTime {
   std::uint64_t calls = 0;
   double seconds = 0;
   std::uint64_t bytes = 0;  // sent plus received
+  double loggps_s = 0;      // the LogGPS replay's time in these calls (Report::has_loggps_functions)
+};
+
+// Adds up the LogGPS replay's time per MPI function over all ranks, into a Report's `mpi`.
+class FunctionTimes final : public ReplayObserver {
+ public:
+  explicit FunctionTimes(std::array<FunctionTime, kOpCount>& out) : out_(out) {}
+  void call(std::int32_t, Op op, double entry_s, double exit_s) override {
+    out_[static_cast<std::size_t>(op)].loggps_s += std::max(0.0, exit_s - entry_s);
+  }
+
+ private:
+  std::array<FunctionTime, kOpCount>& out_;
 };
 
 struct Report {
@@ -65,6 +80,7 @@ struct Report {
   std::vector<ModelResult> models;     // MPM, BSPWB, LogGP, LogGPS, linear
   std::vector<StepRow> steps;          // every rank's every step
   std::array<FunctionTime, kOpCount> mpi{};  // all ranks
+  bool has_loggps_functions = false;         // mpi[].loggps_s were filled
   double mpi_s = 0;                    // all ranks, all functions
   double tool_s = 0;                   // trace flushes
   std::vector<WaitSite> waits;         // largest measured wait first

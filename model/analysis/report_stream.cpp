@@ -148,7 +148,11 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   std::future<void> beside;
   if (jobs > 1 && params && (params->loggps || params->linear)) beside = std::async(std::launch::async, others);
   if (params && params->loggps) {
-    ReplayResult loggps = replay_loggps(input, *params->loggps, cold);
+    FunctionTimes per_function(rep.mpi);
+    ReplayInput observed = input;
+    observed.observer = &per_function;
+    ReplayResult loggps = replay_loggps(observed, *params->loggps, cold);
+    rep.has_loggps_functions = true;
     loggps_s = {loggps.predicted_s};
     rep.loggps_rank_s = loggps.finish_s;
     rep.collective_algorithms = loggps.collective_algorithms;

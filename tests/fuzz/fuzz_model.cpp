@@ -10,7 +10,7 @@
 // project's build: it compiles all of model/ and format/ again with the sanitizers.
 //
 // Input: byte 0 picks the number of ranks; then 8 bytes a record:
-//   0 rank   1 operation   2 peer (any source, none, or a rank)   3 tag and flags
+//   0 rank   1 operation   2 peer (any source, none, or a rank)   3 tag (bits 0-1) and flags (3-7)
 //   4 size   5 request id  6 computation before the call          7 time in the call
 #include <cstdint>
 #include <exception>
@@ -77,11 +77,11 @@ std::vector<RankTrace> run_of(const std::uint8_t* data, std::size_t size) {
     Event e;
     e.op = op;
     e.peer = static_cast<std::int32_t>(b[2] % (n + 2)) - 2;  // kAnySource, kNoPeer, 0..n-1
-    e.tag = b[3] & 3;
-    e.flags = static_cast<std::uint8_t>(b[3] >> 4);        // continuation, receive half, root, incomplete
+    e.tag = (b[3] & 3) == 3 ? kNeighborTag : b[3] & 3;
+    e.flags = static_cast<std::uint8_t>(b[3] >> 3);  // continuation, receive half, root, incomplete, collective done
     const std::uint64_t bytes = b[4] < 200 ? std::uint64_t{b[4]} * 8 : std::uint64_t{b[4] - 200u} * 4096;
     e.request = b[5] % 8;
-    const Role role = op_role(op);
+    const Role role = event_role(e);  // a Start's flags say what it starts
     const bool receives = role == Role::Recv || ((role == Role::Complete || role == Role::SendRecv) && (e.flags & kRecvHalf)) ||
                           role == Role::CollRootOut || role == Role::CollRootIn || role == Role::CollAll;
     const bool sends = role == Role::Send || role == Role::Isend || (role == Role::SendRecv && !(e.flags & kRecvHalf)) ||

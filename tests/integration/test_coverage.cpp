@@ -130,6 +130,9 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
   CHECK(notes.find("28 nonblocking collective calls were charged as their blocking versions at their start") !=
         std::string::npos);
   CHECK(notes.find("8 collective calls kept their recorded duration (MPI_Scan, MPI_Exscan") != std::string::npos);
+  // The per-function table has the replay's charge beside the measured time.
+  CHECK(rep.at("mpi_time").at("MPI_Ibcast").at("loggps_s").get<double>() > 0);
+  CHECK(rep.at("mpi_time").at("MPI_Ibcast").at("calls") == 2);
   const auto algos = rep.at("collective_algorithms").dump();
   CHECK(algos.find("MPI_Iallreduce: recursive doubling (MPICH default of the blocking version for 2 ranks") !=
         std::string::npos);

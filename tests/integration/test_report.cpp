@@ -207,6 +207,9 @@ void check_streamed_like_whole(const fs::path& dir) {
     CHECK(f.at("calls") == streamed.at("mpi_time").at(name).at("calls"));
     CHECK(f.at("bytes") == streamed.at("mpi_time").at(name).at("bytes"));
     CHECK(f.at("time_s").get<double>() == Approx(streamed.at("mpi_time").at(name).at("time_s").get<double>()).epsilon(1e-12));
+    // The replay's charge per function: the same replay, a frame at a time.
+    CHECK(f.at("loggps_s").get<double>() ==
+          Approx(streamed.at("mpi_time").at(name).at("loggps_s").get<double>()).epsilon(1e-12).margin(1e-15));
   }
   REQUIRE(whole.at("hotspots").size() == streamed.at("hotspots").size());
   for (std::size_t i = 0; i < whole.at("hotspots").size(); ++i) {

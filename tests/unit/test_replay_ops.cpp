@@ -3,6 +3,7 @@
 // worked out by hand from MODELS.md section 3 (times in microseconds, zero at Init's exit).
 #include <catch2/catch.hpp>
 
+#include "model/analysis/report.hpp"
 #include "replay_fixtures.hpp"
 
 using namespace mstep;
@@ -120,6 +121,15 @@ TEST_CASE("a nonblocking collective is charged as its blocking version at its st
     }
     const Run run(std::move(t));
     const ReplayResult res = run.loggps(p);
+    // The report's per-function column: each rank's Ibarrier charged 2 to 20, its Wait nothing.
+    std::array<FunctionTime, kOpCount> per_function{};
+    FunctionTimes observer(per_function);
+    ReplayInput observed = run.input();
+    observed.observer = &observer;
+    (void)replay_loggps(observed, p);
+    CHECK(per_function[static_cast<std::size_t>(Op::Ibarrier)].loggps_s == Approx(4 * 18 * us));
+    CHECK(per_function[static_cast<std::size_t>(Op::Wait)].loggps_s == Approx(0).margin(1e-15));
+    CHECK(per_function[static_cast<std::size_t>(Op::Finalize)].loggps_s == Approx(0).margin(1e-15));
     // The barrier runs from 2: two rounds, done at 20. The 2.5 of computation between the
     // Ibarrier's exit and the Wait's entry follow: the Wait at 22.5 returns at once, and so
     // MPI_Finalize is at 22.5, 21.5 after zero. (Blocking, the same program would be the same.)

@@ -53,7 +53,8 @@ nlohmann::json to_json(const Report& rep, const std::vector<Hotspot>& hot, const
   for (int i = 0; i < kOpCount; ++i) {
     const auto& f = rep.mpi[static_cast<std::size_t>(i)];
     if (f.calls && static_cast<Op>(i) != Op::ToolFlush)
-      mpi[mpi_name(static_cast<Op>(i))] = {{"calls", f.calls}, {"time_s", f.seconds}, {"bytes", f.bytes}};
+      mpi[mpi_name(static_cast<Op>(i))] = {{"calls", f.calls}, {"time_s", f.seconds}, {"bytes", f.bytes},
+                                           {"loggps_s", rep.has_loggps_functions ? nlohmann::json(f.loggps_s) : nullptr}};
   }
   j["mpi_time"] = mpi;
   j["mpi_time_s"] = rep.mpi_s;
@@ -122,11 +123,17 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
   }
   if (hot.empty()) fmt::print("(no call waited)\n");
 
-  fmt::print("\nTime in MPI per function (all ranks)\n{:<30} {:>10} {:>12} {:>14}\n", "function", "calls", "time s", "bytes");
+  // Beside the measured time, the LogGPS replay's time in the same calls (Finalize's is 0: the
+  // replay ends at its entry; Init's is not replayed).
+  fmt::print("\nTime in MPI per function (all ranks)\n{:<30} {:>10} {:>12} {:>12} {:>14}\n", "function", "calls", "time s",
+             "LogGPS s", "bytes");
   for (int i = 0; i < kOpCount; ++i) {
     const auto& f = rep.mpi[static_cast<std::size_t>(i)];
-    if (f.calls && static_cast<Op>(i) != Op::ToolFlush)
-      fmt::print("{:<30} {:>10} {:>12.6f} {:>14}\n", mpi_name(static_cast<Op>(i)), f.calls, f.seconds, f.bytes);
+    const auto op = static_cast<Op>(i);
+    if (!f.calls || op == Op::ToolFlush) continue;
+    const bool predicted = rep.has_loggps_functions && op != Op::Init && op != Op::Init_thread && op != Op::Finalize;
+    fmt::print("{:<30} {:>10} {:>12.6f} {:>12} {:>14}\n", mpi_name(op), f.calls, f.seconds,
+               predicted ? fmt::format("{:.6f}", f.loggps_s) : "-", f.bytes);
   }
 
   // The steps whose prediction misses by the most time, each step on its own (a miss early in a
