@@ -118,10 +118,18 @@ class RankWriter {
         const std::int64_t r = def->world_ranks.rank_of((first.flags & kRoot) ? rank_ : first.peer);
         if (r >= 0) root = static_cast<std::uint32_t>(r);
       }
-      check(OTF2_EvtWriter_MpiCollectiveBegin(w_, nullptr, enter), "MpiCollectiveBegin");
-      check(OTF2_EvtWriter_MpiCollectiveEnd(w_, nullptr, exit, collective_op(first.op), comm, root, first.send_bytes,
-                                            first.recv_bytes),
-            "MpiCollectiveEnd");
+      if (is_nonblocking_collective(first.op) && first.request) {
+        // OTF2 3.0 as Score-P writes it: the request at the call, the collective at the Wait/Test
+        // that completes it (written there from what is kept here).
+        check(OTF2_EvtWriter_NonBlockingCollectiveRequest(w_, nullptr, enter, first.request),
+              "NonBlockingCollectiveRequest");
+        pending_icolls_[first.request] = PendingCollective{first.op, comm, root, first.send_bytes, first.recv_bytes};
+      } else {
+        check(OTF2_EvtWriter_MpiCollectiveBegin(w_, nullptr, enter), "MpiCollectiveBegin");
+        check(OTF2_EvtWriter_MpiCollectiveEnd(w_, nullptr, exit, collective_op(first.op), comm, root, first.send_bytes,
+                                              first.recv_bytes),
+              "MpiCollectiveEnd");
+      }
       ++sum_.collectives;
     } else {
       // Send sides at the call's entry, receive sides at its exit (OTF2 wants time order).
@@ -142,7 +150,17 @@ class RankWriter {
             if (e.request) check(OTF2_EvtWriter_MpiIrecvRequest(w_, nullptr, enter, e.request), "MpiIrecvRequest");
             break;
           case Role::Complete:
-            if (e.request && !(e.flags & kCollDone)) check(OTF2_EvtWriter_MpiIsendComplete(w_, nullptr, exit, e.request), "MpiIsendComplete");
+            if (e.request && (e.flags & kCollDone)) {
+              if (const auto it = pending_icolls_.find(e.request); it != pending_icolls_.end()) {
+                const PendingCollective& c = it->second;
+                check(OTF2_EvtWriter_NonBlockingCollectiveComplete(w_, nullptr, exit, collective_op(c.op), c.comm, c.root,
+                                                                   c.sent, c.received, e.request),
+                      "NonBlockingCollectiveComplete");
+                pending_icolls_.erase(it);
+              }
+            } else if (e.request) {
+              check(OTF2_EvtWriter_MpiIsendComplete(w_, nullptr, exit, e.request), "MpiIsendComplete");
+            }
             break;
           default: break;
         }
@@ -170,6 +188,14 @@ class RankWriter {
   OTF2_TimeStamp last() const { return last_; }
 
  private:
+  // A nonblocking collective started and not yet completed (only those in flight are kept).
+  struct PendingCollective {
+    Op op;
+    OTF2_CommRef comm;
+    std::uint32_t root;
+    std::uint64_t sent, received;
+  };
+  std::unordered_map<std::uint32_t, PendingCollective> pending_icolls_;
   void send(OTF2_ErrorCode code) {
     check(code, "MpiSend");
     ++sum_.sends;

@@ -24,7 +24,10 @@ using otf2::Definitions;
 
 // One MPI call as OTF2 told it, before it becomes records.
 struct Message {
-  enum Kind : std::uint8_t { Send, Isend, Recv, Irecv, IrecvRequest, IsendComplete, Collective } kind{};
+  enum Kind : std::uint8_t {
+    Send, Isend, Recv, Irecv, IrecvRequest, IsendComplete, Collective,
+    IcollRequest, IcollComplete  // a nonblocking collective's start, and its completion with what it moved
+  } kind{};
   std::int32_t peer = kNoPeer;
   std::int32_t tag = kNoTag;
   std::uint64_t bytes = 0, bytes_in = 0;
@@ -203,6 +206,7 @@ class RankReader {
           break;
         case Message::IrecvRequest: {
           e.peer = kAnySource, e.tag = kNoTag, e.request = request_of(m.request, true);
+          if (role == Role::Start) e.flags |= kRecvHalf;  // a persistent receive's Start, as libmstep writes it
           irecv_at_[e.request] = trace_.events.size() + out.size();
           break;
         }
@@ -224,6 +228,29 @@ class RankReader {
           e.send_bytes = m.bytes, e.recv_bytes = m.bytes_in, e.tag = kNoTag;
           if (m.peer == rank_) e.flags |= kRoot;
           break;
+        case Message::IcollRequest:
+          e.peer = kNoPeer, e.tag = kNoTag, e.request = request_of(m.request, true);
+          icoll_at_[e.request] = trace_.events.size() + out.size();
+          break;
+        case Message::IcollComplete: {
+          // As libmstep writes it: the completing record carries kCollDone; the call's record
+          // takes the communicator, root and sizes OTF2 gives only here.
+          e.peer = kNoPeer, e.tag = kNoTag, e.comm = 0, e.flags |= kCollDone, e.request = request_of(m.request, false);
+          if (const auto at = icoll_at_.find(e.request); at != icoll_at_.end()) {
+            if (at->second < trace_.events.size()) {
+              Event& call = trace_.events[at->second];
+              call.comm = local_comm(m.comm);
+              call.send_bytes = m.bytes, call.recv_bytes = m.bytes_in;
+              const Role r = op_role(call.op);
+              if (r == Role::CollRootOut || r == Role::CollRootIn) {
+                call.peer = m.peer;
+                if (m.peer == rank_) call.flags |= kRoot;
+              }
+            }
+            icoll_at_.erase(at);
+          }
+          break;
+        }
       }
       out.push_back(e);
     }
@@ -248,6 +275,7 @@ class RankReader {
   std::unordered_map<OTF2_RegionRef, std::optional<Op>> op_cache_;
   std::unordered_map<std::uint64_t, std::uint32_t> requests_;  // open OTF2 request -> ours
   std::unordered_map<std::uint32_t, std::size_t> irecv_at_;    // our request -> its Irecv record
+  std::unordered_map<std::uint32_t, std::size_t> icoll_at_;    // our request -> its nonblocking collective
   std::uint32_t next_request_ = 0;
   int depth_ = 0;
   Op op_ = Op::Init;
@@ -318,6 +346,18 @@ OTF2_EvtReaderCallbacks* event_callbacks() {
     r.message({Message::Collective, r.world_rank(c, root), kNoTag, sent, received, 0, c});
     return OTF2_CALLBACK_SUCCESS;
   });
+  OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveRequestCallback(
+      cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d, OTF2_AttributeList*, uint64_t req) {
+        reader_of(d).message({Message::IcollRequest, kNoPeer, kNoTag, 0, 0, req, 0});
+        return OTF2_CALLBACK_SUCCESS;
+      });
+  OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(
+      cb, [](OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void* d, OTF2_AttributeList*, OTF2_CollectiveOp, OTF2_CommRef c,
+             uint32_t root, uint64_t sent, uint64_t received, uint64_t req) {
+        RankReader& r = reader_of(d);
+        r.message({Message::IcollComplete, r.world_rank(c, root), kNoTag, sent, received, req, c});
+        return OTF2_CALLBACK_SUCCESS;
+      });
   return cb;
 }
 

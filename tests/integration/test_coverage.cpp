@@ -136,6 +136,25 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
   const auto algos = rep.at("collective_algorithms").dump();
   CHECK(algos.find("MPI_Iallreduce: recursive doubling (MPICH default of the blocking version for 2 ranks") !=
         std::string::npos);
+
+  // Through OTF2 and back (nonblocking collectives as NonBlockingCollectiveRequest/Complete,
+  // persistent receives as MpiIrecvRequest in their Start): the same calls, bytes and messages,
+  // and the same prediction to OTF2's nanoseconds.
+  const fs::path archive = dir.parent_path() / "otf2", back = dir.parent_path() / "back";
+  REQUIRE(run({kMstep, "export", dir.string(), "--otf2", archive.string()}).code == 0);
+  const Result imported = run({kMstep, "import", "--otf2", archive.string(), "-o", back.string()});
+  INFO(imported.err);
+  REQUIRE(imported.code == 0);
+  const json again = mstep_json("report", back, {"--params", params.string()}, no_default_params(dir.parent_path()));
+  CHECK(again.at("messages") == 16);
+  CHECK(again.at("problems").empty());
+  for (const auto& [name, f] : rep.at("mpi_time").items()) {
+    INFO(name);
+    CHECK(again.at("mpi_time").at(name).at("calls") == f.at("calls"));
+    CHECK(again.at("mpi_time").at(name).at("bytes") == f.at("bytes"));
+  }
+  CHECK(again.at("models").at("LogGPS").at("predicted_s").get<double>() ==
+        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-3));
 }
 
 TEST_CASE("coverage: neighbourhood collectives are one record per message, matched as such", "[coverage]") {
