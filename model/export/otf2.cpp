@@ -202,7 +202,9 @@ class RankWriter {
   }
   // The partner as a rank of the record's communicator; -1 where it has none there.
   std::int64_t partner(const Event& e) {
-    if (e.peer < 0 || e.tag < 0) return -1;
+    // A neighbourhood collective's messages keep their tag (kNeighborTag, 2^32 - 3 in OTF2's
+    // unsigned tags; read back as -3).
+    if (e.peer < 0 || (e.tag < 0 && e.tag != kNeighborTag)) return -1;
     const CommDef* def = comms_.find(e.comm);
     if (def && def->inter) {
       ++sum_.skipped;
