@@ -222,6 +222,7 @@ void observe_loggps(const TraceDir& trace, const CalibrationParams& params, Repl
       (std::size_t{64} << 20) / (sizeof(Event) * std::max<std::size_t>(ranks.size(), 1)), 16, kReplayWindow));
   ReplayInput input{ranks, none, timeline, window, files, substitutes_of(trace.meta)};
   input.observer = &observer;
+  if (!params.collectives.empty()) input.collective_times = &params.collectives;  // as the report's LogGPS
   replay_loggps(input, *params.loggps, params.cold ? *params.cold : ColdStart{});
 }
 

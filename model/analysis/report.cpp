@@ -99,9 +99,12 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
   std::optional<ModelResult> loggp_result, loggps_result, linear_result;
   if (params && params->loggps) {
-    const ReplayResult loggp = replay_loggps(input, as_loggp(*params->loggps), cold);
+    // LogGP and LogGPS pay the collectives' calibrated residuals (the linear baseline does not).
+    ReplayInput measured = input;
+    if (!params->collectives.empty()) measured.collective_times = &params->collectives;
+    const ReplayResult loggp = replay_loggps(measured, as_loggp(*params->loggps), cold);
     FunctionTimes per_function(rep.mpi);
-    ReplayInput observed = input;
+    ReplayInput observed = measured;
     observed.observer = &per_function;
     const ReplayResult loggps = replay_loggps(observed, *params->loggps, cold);
     rep.has_loggps_functions = true;

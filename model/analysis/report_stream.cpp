@@ -138,18 +138,21 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
       (std::size_t{64} << 20) / (sizeof(Event) * std::max<std::size_t>(ranks.size(), 1)), 16, kReplayWindow));
   const ReplayInput input{ranks, none, timeline, window, files, substitutes_of(trace.meta)};
   const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
+  // LogGP and LogGPS pay the collectives' calibrated residuals (the linear baseline does not).
+  ReplayInput measured = input;
+  if (params && !params->collectives.empty()) measured.collective_times = &params->collectives;
   std::vector<MachineCharge> charges;
   std::vector<double> loggp_s, loggps_s, linear_s;
   // LogGP and linear need nothing of the rest: with two jobs they run beside LogGPS and the pass.
   auto others = [&] {
-    if (params && params->loggps) loggp_s = {replay_loggps(input, as_loggp(*params->loggps), cold).predicted_s};
+    if (params && params->loggps) loggp_s = {replay_loggps(measured, as_loggp(*params->loggps), cold).predicted_s};
     if (params && params->linear) linear_s = {replay_linear(input, params->linear->model, cold).predicted_s};
   };
   std::future<void> beside;
   if (jobs > 1 && params && (params->loggps || params->linear)) beside = std::async(std::launch::async, others);
   if (params && params->loggps) {
     FunctionTimes per_function(rep.mpi);
-    ReplayInput observed = input;
+    ReplayInput observed = measured;
     observed.observer = &per_function;
     ReplayResult loggps = replay_loggps(observed, *params->loggps, cold);
     rep.has_loggps_functions = true;

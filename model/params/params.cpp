@@ -318,6 +318,7 @@ CalibrationParams parse_params(std::string_view text, const std::string& name) {
   if (const json* v = r.find(j, "mpm")) p.mpm = read_mpm(r, *v);
   if (const json* v = r.find(j, "linear")) p.linear = read_linear(r, *v);
   if (const json* v = r.find(j, "broadcast")) p.broadcast = read_broadcast(r, *v);
+  if (const json* v = r.find(j, "collectives")) p.collectives = read_collective_times(*v, name);
   if (!p.loggps && !p.mpm && !p.linear)
     throw ParamsError(fmt::format("{}: no parameters: expected the LogGPS keys (L, o, Os, Or, g, Gs, "
                                   "Gl, s, S), an object 'mpm' or an object 'linear'", name));
@@ -400,6 +401,7 @@ std::string params_to_json(const CalibrationParams& p) {
     j["broadcast"] = ojson{{"bytes", p.broadcast->bytes}, {"lambda", matrix(n.latency)},
                            {"injection", matrix(n.injection)}};
   }
+  if (!p.collectives.empty()) j["collectives"] = collective_times_json(p.collectives);
   const ParamsMeta& m = p.meta;
   ojson mj = ojson::object();
   auto str = [&](const char* k, const std::string& v) {

@@ -20,6 +20,7 @@
 #include "model/cost/collectives.hpp"
 #include "model/cost/linear.hpp"
 #include "model/cost/loggps.hpp"
+#include "model/params/collective_times.hpp"
 
 namespace mstep::model {
 
@@ -114,6 +115,7 @@ struct CalibrationParams {
   std::optional<MpmParams> mpm;
   std::optional<LinearParams> linear;
   std::optional<BroadcastParams> broadcast;
+  CollectiveTable collectives;  // "collectives": measured at 2 ranks (model/params/collective_times.hpp)
   ParamsMeta meta;
   std::vector<CurveSegment> segments;
   std::vector<RawPoint> raw;

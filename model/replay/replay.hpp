@@ -48,6 +48,7 @@
 
 #include "format/rank_trace.hpp"
 #include "model/params/cold_start.hpp"
+#include "model/params/collective_times.hpp"
 #include "model/cost/linear.hpp"
 #include "model/cost/loggps.hpp"
 #include "model/replay/replay_collectives.hpp"
@@ -86,6 +87,10 @@ struct ReplayInput {
   // ran. Default: MPICH's own.
   CollectiveSubstitutes substitutes = {};
   ReplayObserver* observer = nullptr;  // none: nothing is told
+  // The collectives measured at calibration (CalibrationParams::collectives): each decomposed call
+  // of MPICH's algorithm also pays its operation's calibrated residual at its size, per round of
+  // the algorithm relative to the 2 ranks it was measured at (LogGPS replay only; none: nothing).
+  const CollectiveTable* collective_times = nullptr;
 };
 
 // The predicted time one collective call spent waiting for the last member to arrive.

@@ -103,6 +103,7 @@ struct LiveInstance {
   std::uint64_t key = 0;          // (gcomm << 32) | k
   const MemberList* members = nullptr;  // world ranks by communicator rank
   bool bad = false;               // inconsistent or missing definition, or a member without a trace
+  double residual = 0;            // seconds each member pays beyond its program (ReplayInput::collective_times)
   std::vector<Slot> slots;      // one per message of the algorithm, while members run it
   std::vector<double> arrival, end;
   std::vector<std::uint32_t> event;
@@ -149,6 +150,7 @@ struct RunInfo {
   std::unordered_map<std::uint32_t, MemberList> members;
   bool multithreaded = false;
   CollectiveSubstitutes substitutes;  // ReplayInput's
+  const CollectiveTable* collective_times = nullptr;  // ReplayInput's
 };
 
 RunInfo make_ranks(const ReplayInput& in);

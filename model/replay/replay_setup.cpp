@@ -9,6 +9,7 @@ namespace mstep::model::detail {
 RunInfo make_ranks(const ReplayInput& in) {
   RunInfo run;
   run.substitutes = in.substitutes;
+  run.collective_times = in.collective_times;
   const std::size_t P = in.ranks.size();
   const std::vector<const RankTrace*> ranks(in.ranks.begin(), in.ranks.end());
   run.comm_ids = global_comm_ids(ranks);

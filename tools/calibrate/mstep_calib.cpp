@@ -18,6 +18,8 @@
 #include "format/environment.hpp"
 #include "model/params/fit.hpp"
 #include "model/params/params.hpp"
+#include "model/replay/collective_charge.hpp"
+#include "tools/calibrate/collectives.hpp"
 #include "tools/calibrate/mpi_util.hpp"
 #include "tools/calibrate/cold_start.hpp"
 #include "tools/calibrate/patterns.hpp"
@@ -271,6 +273,7 @@ int run(int argc, char** argv) {
   std::vector<char> sb(std::max<std::uint64_t>(o.max_size, 4194304) + 65536, 'm'), rb(sb.size(), 0);
 
   Pt2ptResult pt;
+  model::CollectiveTable colls;
   ColdStartSamples cold;
   double fresh_per_byte = 0;
   {
@@ -285,6 +288,12 @@ int run(int argc, char** argv) {
     if (pair) pt = measure_pt2pt(pair, sb, rb, po);
     enter_phase(o, rank, "fresh buffers");
     if (pair) fresh_per_byte = measure_fresh_per_byte(pair, {1u << 20, 4u << 20}, o.quick ? 3 : 5);
+    enter_phase(o, rank, "collectives");
+    if (pair) {
+      CollectiveOptions co;
+      if (o.quick) co.rounds = 1, co.loop_budget = 5e-4;
+      colls = measure_collectives(pair, sb, rb, co);
+    }
     sleepy_barrier(MPI_COMM_WORLD);
   }
   enter_phase(o, rank, "patterns");
@@ -299,6 +308,15 @@ int run(int argc, char** argv) {
     p.cold = cold_start_of(cold, p);
     p.cold->fresh_per_byte = fresh_per_byte;
     if (p.loggps) p.cold->fresh_from = p.loggps->S;
+    // The model's side of each measured collective: the LogGPS replay's charge for the same calls
+    // (no cold start: the measured loops were warm).
+    if (p.loggps) {
+      for (auto& [op, t] : colls) {
+        t.model_s.clear();
+        for (const std::uint64_t m : t.bytes) t.model_s.push_back(model::collective_charge(*p.loggps, model::ColdStart{}, op, m));
+      }
+      p.collectives = std::move(colls);
+    }
     p.meta.notes.push_back(fmt::format("fresh buffers: a rendezvous transfer into new memory costs {:.3f} ns/B more "
                                        "than into reused memory (1 and 4 MiB)", fresh_per_byte * 1e9));
     model::ParamsMeta& m = p.meta;

@@ -1,0 +1,84 @@
+#include "model/params/collective_times.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "model/params/params.hpp"
+
+namespace mstep::model {
+
+double CollectiveTimes::residual(std::uint64_t m) const {
+  const std::size_t n = bytes.size();
+  if (n == 0) return 0;
+  auto at = [&](std::size_t i) { return measured_s[i] - model_s[i]; };
+  if (n == 1) return at(0);
+  std::size_t i = 1;  // the segment [i - 1, i] holding m, or the nearest one
+  while (i + 1 < n && bytes[i] < m) ++i;
+  const double x0 = static_cast<double>(bytes[i - 1]), x1 = static_cast<double>(bytes[i]);
+  const double t = (static_cast<double>(m) - x0) / (x1 - x0);
+  return at(i - 1) + t * (at(i) - at(i - 1));
+}
+
+namespace {
+
+[[noreturn]] void fail(const std::string& file, const std::string& key, const std::string& what) {
+  throw ParamsError(fmt::format("{}: key '{}': {}", file, key, what));
+}
+
+std::vector<double> seconds(const nlohmann::json& v, const std::string& file, const std::string& key) {
+  if (!v.is_array()) fail(file, key, fmt::format("expected an array of seconds, got {}", v.dump()));
+  std::vector<double> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_number() || !std::isfinite(v[i].get<double>()) || v[i].get<double>() < 0)
+      fail(file, fmt::format("{}[{}]", key, i), fmt::format("{} is out of range: expected seconds >= 0", v[i].dump()));
+    out.push_back(v[i].get<double>());
+  }
+  return out;
+}
+
+}  // namespace
+
+CollectiveTable read_collective_times(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object()) fail(file, "collectives", fmt::format("expected an object, got {}", j.dump()));
+  CollectiveTable table;
+  for (const auto& [name, v] : j.items()) {
+    const std::string key = "collectives." + name;
+    std::optional<Op> op;
+    for (int i = 0; i < kOpCount; ++i)
+      if (mpi_name(static_cast<Op>(i)) == name) op = static_cast<Op>(i);
+    const Role role = op ? op_role(*op) : Role::Other;
+    if (!op || is_nonblocking_collective(*op) ||
+        (role != Role::CollAll && role != Role::CollRootIn && role != Role::CollRootOut))
+      fail(file, key, "not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...)");
+    if (!v.is_object()) fail(file, key, fmt::format("expected an object, got {}", v.dump()));
+    CollectiveTimes t;
+    const auto b = v.find("bytes");
+    if (b == v.end() || !b->is_array() || b->empty()) fail(file, key + ".bytes", "expected a non-empty array of sizes");
+    for (std::size_t i = 0; i < b->size(); ++i) {
+      const auto& x = (*b)[i];
+      if (!x.is_number_unsigned() || (i > 0 && x.get<std::uint64_t>() <= t.bytes.back()))
+        fail(file, fmt::format("{}.bytes[{}]", key, i), fmt::format("{} is out of range: expected increasing sizes", x.dump()));
+      t.bytes.push_back(x.get<std::uint64_t>());
+    }
+    for (const char* field : {"measured_s", "model_s"}) {
+      const auto f = v.find(field);
+      if (f == v.end()) fail(file, key + "." + field, "missing");
+      auto s = seconds(*f, file, key + "." + field);
+      if (s.size() != t.bytes.size())
+        fail(file, key + "." + field, fmt::format("has {} values for {} sizes", s.size(), t.bytes.size()));
+      (std::string_view(field) == "measured_s" ? t.measured_s : t.model_s) = std::move(s);
+    }
+    table[*op] = std::move(t);
+  }
+  return table;
+}
+
+nlohmann::ordered_json collective_times_json(const CollectiveTable& table) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [op, t] : table)
+    j[mpi_name(op)] = nlohmann::ordered_json{{"bytes", t.bytes}, {"measured_s", t.measured_s}, {"model_s", t.model_s}};
+  return j;
+}
+
+}  // namespace mstep::model

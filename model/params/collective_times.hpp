@@ -1,0 +1,37 @@
+// The blocking collectives as `mstep calibrate` measured them between two ranks: the time per call
+// of each at a few message sizes, beside the LogGPS replay's charge for the same calls with the
+// calibrated parameters. Their difference is MPICH's cost the decomposition into messages does not
+// see (a collective's own software overhead, its reduction arithmetic and temporary buffers, the
+// pipelining of back-to-back transfers); the LogGPS replay adds it to every call of that
+// collective, per round of its algorithm (model/replay/replay.hpp).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "format/trace_format.hpp"
+
+namespace mstep::model {
+
+struct CollectiveTimes {
+  std::vector<std::uint64_t> bytes;          // m, a member's block (collective_block_bytes), increasing
+  std::vector<double> measured_s, model_s;   // per call, at each size
+  // measured - model at m bytes: linear between the sizes, and beyond them along the nearest
+  // segment (the end value where there is one size).
+  double residual(std::uint64_t m) const;
+  friend bool operator==(const CollectiveTimes&, const CollectiveTimes&) = default;
+};
+
+// By blocking operation (Op::Allreduce, ...).
+using CollectiveTable = std::map<Op, CollectiveTimes>;
+
+// "collectives": {"MPI_Allreduce": {"bytes": [...], "measured_s": [...], "model_s": [...]}, ...};
+// ParamsError naming the key on anything else.
+CollectiveTable read_collective_times(const nlohmann::json& j, const std::string& file);
+nlohmann::ordered_json collective_times_json(const CollectiveTable& table);
+
+}  // namespace mstep::model

@@ -1,0 +1,83 @@
+#include "model/replay/collective_charge.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "format/rank_trace.hpp"
+#include "model/replay/replay.hpp"
+
+namespace mstep::model {
+
+namespace {
+
+// One rank's record of the collective, sized as libmstep records it (share/trace-format.md) for
+// 2 ranks, root 0.
+Event member_record(Op op, int rank, std::uint64_t m) {
+  Event e;
+  e.op = op;
+  e.comm = 0;
+  const Role role = op_role(op);
+  if (role == Role::CollRootOut || role == Role::CollRootIn) {
+    e.peer = 0;
+    if (rank == 0) e.flags = kRoot;
+    const bool root_sends = role == Role::CollRootOut;
+    if ((rank == 0) == root_sends) e.send_bytes = m;
+    else e.recv_bytes = m;
+  } else if (op != Op::Barrier) {
+    e.send_bytes = e.recv_bytes = m;
+  }
+  return e;
+}
+
+// The replay's time in calls of one operation, both ranks together.
+class OpTime final : public ReplayObserver {
+ public:
+  explicit OpTime(Op op) : op_(op) {}
+  void call(std::int32_t, Op op, double entry_s, double exit_s) override {
+    if (op == op_) seconds += std::max(0.0, exit_s - entry_s);
+  }
+  double seconds = 0;
+
+ private:
+  Op op_;
+};
+
+}  // namespace
+
+double collective_charge(const LogGPSParams& p, const ColdStart& cold, Op op, std::uint64_t m, std::uint32_t calls) {
+  std::vector<RankTrace> traces(2);
+  for (int r = 0; r < 2; ++r) {
+    RankTrace& t = traces[static_cast<std::size_t>(r)];
+    t.header.rank = r;
+    t.header.world_size = 2;
+    t.header.clock_kind = 1;
+    t.header.ticks_per_second = 1e9;
+    t.comms.push_back({0, false, MemberList::identity(2)});
+    t.clocks.push_back(ClockSync{ClockSync::AtInit, 0, 0, 0, 0});
+    Event init;
+    init.op = Op::Init;
+    init.t_enter = 0, init.t_exit = 1000;
+    t.events.push_back(init);
+    // Back to back: no computation between the calls (their recorded times do not matter).
+    for (std::uint32_t k = 0; k < calls; ++k) {
+      Event e = member_record(op, r, m);
+      e.t_enter = e.t_exit = 1000;
+      t.events.push_back(e);
+    }
+    Event fin;
+    fin.op = Op::Finalize;
+    fin.t_enter = fin.t_exit = 1000;
+    t.events.push_back(fin);
+    t.event_thread.assign(t.events.size(), 0);
+  }
+  const std::vector<const RankTrace*> ranks{&traces[0], &traces[1]};
+  const Matching matching = match_messages(ranks);
+  const Timeline timeline(ranks);
+  OpTime observer(op);
+  ReplayInput in{ranks, matching, timeline};
+  in.observer = &observer;
+  (void)replay_loggps(in, p, cold);
+  return observer.seconds / (2.0 * calls);
+}
+
+}  // namespace mstep::model

@@ -1,0 +1,17 @@
+// What the LogGPS replay charges per call for `calls` back-to-back calls of one blocking collective
+// between two ranks that enter together, each with blocks of m bytes: the model's side of the
+// collectives `mstep calibrate` measures (model/params/collective_times.hpp).
+#pragma once
+
+#include <cstdint>
+
+#include "format/trace_format.hpp"
+#include "model/cost/loggps.hpp"
+#include "model/params/cold_start.hpp"
+
+namespace mstep::model {
+
+// Seconds per call, both ranks' mean; no calibrated residual is added.
+double collective_charge(const LogGPSParams& p, const ColdStart& cold, Op op, std::uint64_t m, std::uint32_t calls = 16);
+
+}  // namespace mstep::model

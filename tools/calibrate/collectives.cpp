@@ -1,0 +1,76 @@
+#include "tools/calibrate/collectives.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace mstep::calib {
+
+namespace {
+
+// The blocking collectives the replay decomposes (Scan and Exscan keep their recorded time).
+constexpr std::array kOps{Op::Barrier,   Op::Bcast,      Op::Reduce,   Op::Allreduce, Op::Gather,
+                          Op::Gatherv,   Op::Scatter,    Op::Scatterv, Op::Allgather, Op::Allgatherv,
+                          Op::Alltoall,  Op::Alltoallv,  Op::Reduce_scatter_block, Op::Reduce_scatter};
+
+// One call of `op` with blocks of m bytes on two ranks, root 0 (reductions: m / 4 ints, at least 1).
+void call(Op op, MPI_Comm c, int m, char* a, char* b) {
+  const int ints = std::max(m / 4, 1);
+  const int counts[2] = {m, m}, displs[2] = {0, m}, icounts[2] = {ints, ints};
+  switch (op) {
+    case Op::Barrier: MPI_Barrier(c); break;
+    case Op::Bcast: MPI_Bcast(a, m, MPI_BYTE, 0, c); break;
+    case Op::Reduce: MPI_Reduce(a, b, ints, MPI_INT, MPI_SUM, 0, c); break;
+    case Op::Allreduce: MPI_Allreduce(a, b, ints, MPI_INT, MPI_SUM, c); break;
+    case Op::Gather: MPI_Gather(a, m, MPI_BYTE, b, m, MPI_BYTE, 0, c); break;
+    case Op::Gatherv: MPI_Gatherv(a, m, MPI_BYTE, b, counts, displs, MPI_BYTE, 0, c); break;
+    case Op::Scatter: MPI_Scatter(a, m, MPI_BYTE, b, m, MPI_BYTE, 0, c); break;
+    case Op::Scatterv: MPI_Scatterv(a, counts, displs, MPI_BYTE, b, m, MPI_BYTE, 0, c); break;
+    case Op::Allgather: MPI_Allgather(a, m, MPI_BYTE, b, m, MPI_BYTE, c); break;
+    case Op::Allgatherv: MPI_Allgatherv(a, m, MPI_BYTE, b, counts, displs, MPI_BYTE, c); break;
+    case Op::Alltoall: MPI_Alltoall(a, m, MPI_BYTE, b, m, MPI_BYTE, c); break;
+    case Op::Alltoallv: MPI_Alltoallv(a, counts, displs, MPI_BYTE, b, counts, displs, MPI_BYTE, c); break;
+    case Op::Reduce_scatter_block: MPI_Reduce_scatter_block(a, b, ints, MPI_INT, MPI_SUM, c); break;
+    case Op::Reduce_scatter: MPI_Reduce_scatter(a, b, icounts, MPI_INT, MPI_SUM, c); break;
+    default: break;
+  }
+}
+
+// Seconds per call of `calls` back-to-back calls, both ranks' mean (on every rank).
+double loop(Op op, const Comm& pair, int m, int calls, char* a, char* b) {
+  MPI_Barrier(pair.get());
+  const double t0 = now();
+  for (int k = 0; k < calls; ++k) call(op, pair.get(), m, a, b);
+  const double mine = (now() - t0) / calls;
+  double sum = 0;
+  MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, pair.get());
+  return sum / 2;
+}
+
+}  // namespace
+
+model::CollectiveTable measure_collectives(const Comm& pair, std::vector<char>& send_buf, std::vector<char>& recv_buf,
+                                           const CollectiveOptions& options) {
+  model::CollectiveTable table;
+  for (const Op op : kOps) {
+    model::CollectiveTimes& t = table[op];
+    for (const std::uint64_t size : options.sizes) {
+      if (op == Op::Barrier && !t.bytes.empty()) break;  // a barrier moves no bytes: one size
+      const std::uint64_t m = op == Op::Barrier ? 0 : size;
+      if (2 * m > send_buf.size() || 2 * m > recv_buf.size()) break;
+      const int mi = static_cast<int>(m);
+      char* a = send_buf.data();
+      char* b = recv_buf.data();
+      // Warm-up, and the number of calls that fills the budget (the same on both ranks).
+      const double first = loop(op, pair, mi, 4, a, b);
+      const int calls = std::clamp(static_cast<int>(options.loop_budget / std::max(first, 1e-9)), 4, 400);
+      std::vector<double> per_call;
+      for (int r = 0; r < options.rounds; ++r) per_call.push_back(loop(op, pair, mi, calls, a, b));
+      std::nth_element(per_call.begin(), per_call.begin() + static_cast<std::ptrdiff_t>(per_call.size() / 2), per_call.end());
+      t.bytes.push_back(m);
+      t.measured_s.push_back(per_call[per_call.size() / 2]);
+    }
+  }
+  return table;
+}
+
+}  // namespace mstep::calib

@@ -1,0 +1,24 @@
+// The blocking collectives between the two ranks of the pair, back to back, at a few message sizes:
+// the measured side of CalibrationParams::collectives (model/params/collective_times.hpp).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/params/collective_times.hpp"
+#include "tools/calibrate/mpi_util.hpp"
+
+namespace mstep::calib {
+
+struct CollectiveOptions {
+  std::vector<std::uint64_t> sizes{8, 1024, 65536, 1048576};  // m: a member's block, ascending
+  int rounds = 3;          // the median of this many loops per operation and size
+  double loop_budget = 2e-3;  // seconds a loop aims at (from a first timing); 4 to 400 calls
+};
+
+// Both ranks of `pair` call this; the table (measured_s only: the model's side is filled by the
+// caller) is valid on its first rank. Buffers must hold 2 blocks of the largest size.
+model::CollectiveTable measure_collectives(const Comm& pair, std::vector<char>& send_buf, std::vector<char>& recv_buf,
+                                           const CollectiveOptions& options);
+
+}  // namespace mstep::calib
