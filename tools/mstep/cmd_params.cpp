@@ -124,6 +124,19 @@ void print_params(const CalibrationParams& p, const std::string& name) {
     }
   }
 
+  if (!p.collectives.empty()) {
+    // Per operation and size: measured / the LogGPS replay's messages alone; the replays add
+    // the difference to every call.
+    fmt::print("\nCollectives between the pair (per call: measured / messages alone; the LogGP/LogGPS replays add "
+               "the difference)\n");
+    for (const auto& [op, t] : p.collectives) {
+      fmt::print("  {:<26}", mpi_name(op));
+      for (std::size_t i = 0; i < t.bytes.size(); ++i)
+        fmt::print(" {} B: {} / {};", t.bytes[i], time_text(t.measured_s[i]), time_text(t.model_s[i]));
+      fmt::print("\n");
+    }
+  }
+
   if (p.broadcast) {
     const auto& n = p.broadcast->network;
     fmt::print("\nBroadcast inputs ({}-byte messages): latency lambda / injection time per pair\n", p.broadcast->bytes);

@@ -1,0 +1,119 @@
+// The collectives measured at calibration (model/params/collective_times.hpp): the residual's
+// interpolation, the parameter file's "collectives" and its one-line errors, the model's charge
+// at 2 ranks (model/replay/collective_charge.hpp) and the replay adding the residual, all by hand.
+#include <catch2/catch.hpp>
+
+#include "model/params/params.hpp"
+#include "model/replay/collective_charge.hpp"
+#include "replay_fixtures.hpp"
+
+using namespace mstep;
+using namespace mstep::model;
+using namespace mstep::replay_fixtures;
+
+namespace {
+
+CollectiveTimes times(std::vector<std::uint64_t> bytes, std::vector<double> measured, std::vector<double> modelled) {
+  return CollectiveTimes{std::move(bytes), std::move(measured), std::move(modelled)};
+}
+
+std::string params_with(const std::string& collectives) {
+  return R"({"L": 5e-6, "o": 2e-6, "Os": 0, "Or": 0, "g": 1e-6, "Gs": 0, "Gl": 0, "s": 1000, "S": 10000, "collectives": )" +
+         collectives + "}";
+}
+
+LogGPSParams barrier_machine() {  // o = 2, L = 5, g = 1, no per-byte costs: a round is 9
+  LogGPSParams p;
+  p.o = 2 * us;
+  p.L = 5 * us;
+  p.g = 1 * us;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a collective's residual: measured - model, linear between the sizes and along the end segments", "[collectives]") {
+  // Residuals 1 us at 8 B and 3 us at 1024 B: 2 us over 1016 B.
+  const CollectiveTimes t = times({8, 1024}, {2e-6, 4e-6}, {1e-6, 1e-6});
+  CHECK(t.residual(8) == Approx(1e-6));
+  CHECK(t.residual(516) == Approx(2e-6));
+  CHECK(t.residual(1024) == Approx(3e-6));
+  CHECK(t.residual(2040) == Approx(5e-6));             // on along the last segment
+  CHECK(t.residual(0) == Approx(1e-6 - 8 * 2e-6 / 1016));  // back along the first
+  CHECK(times({0}, {1.3e-6}, {0.7e-6}).residual(123456) == Approx(0.6e-6));  // one size: a constant
+  CHECK(CollectiveTimes{}.residual(8) == 0);
+}
+
+TEST_CASE("the parameter file's collectives: read, written back, and refused in one line", "[collectives][params]") {
+  const CalibrationParams p = parse_params(
+      params_with(R"({"MPI_Allreduce": {"bytes": [8, 1024], "measured_s": [2e-6, 4e-6], "model_s": [1e-6, 1e-6]},
+                      "MPI_Barrier": {"bytes": [0], "measured_s": [1.3e-6], "model_s": [0.7e-6]}})"),
+      "p.json");
+  REQUIRE(p.collectives.size() == 2);
+  CHECK(p.collectives.at(Op::Allreduce) == times({8, 1024}, {2e-6, 4e-6}, {1e-6, 1e-6}));
+  CHECK(p.collectives.at(Op::Barrier).residual(0) == Approx(0.6e-6));
+  CHECK(parse_params(params_to_json(p), "again").collectives == p.collectives);
+
+  auto error = [](const std::string& collectives) {
+    try {
+      (void)parse_params(params_with(collectives), "p.json");
+    } catch (const ParamsError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(error(R"({"MPI_Send": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6]}})") ==
+        "p.json: key 'collectives.MPI_Send': not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...)");
+  CHECK(error(R"({"MPI_Iallreduce": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6]}})") ==
+        "p.json: key 'collectives.MPI_Iallreduce': not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...)");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [1024, 8], "measured_s": [1e-6, 1e-6], "model_s": [1e-6, 1e-6]}})") ==
+        "p.json: key 'collectives.MPI_Bcast.bytes[1]': 8 is out of range: expected increasing sizes");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6, 2e-6], "model_s": [1e-6]}})") ==
+        "p.json: key 'collectives.MPI_Bcast.measured_s': has 2 values for 1 sizes");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [-1e-6], "model_s": [1e-6]}})") ==
+        "p.json: key 'collectives.MPI_Bcast.measured_s[0]': -1e-06 is out of range: expected seconds >= 0");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6]}})") == "p.json: key 'collectives.MPI_Bcast.model_s': missing");
+  CHECK(error(R"([1, 2])") == "p.json: key 'collectives': expected an object, got [1,2]");
+}
+
+TEST_CASE("the model's charge for back-to-back collectives at 2 ranks", "[collectives][replay]") {
+  // A 2-rank barrier is one dissemination round: o + L + o = 9 us, call after call.
+  CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Barrier, 0) == Approx(9 * us));
+  // A 2-rank Bcast of 8 B (binomial tree: the root sends to the other rank), eager, k calls: the
+  // root's calls take o = 2 each, one after the other; the other rank's first waits for the data
+  // (2 + 5 + 2 = 9), and each later one finds the next message there 2 later (sent 2 apart): 2.
+  // Mean per call: (2k + 9 + 2(k - 1)) / 2k = 2 + 3.5 / k.
+  CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Bcast, 8, 1) == Approx(5.5 * us));
+  CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Bcast, 8, 16) == Approx((2 + 3.5 / 16) * us));
+}
+
+TEST_CASE("the replay adds a collective's calibrated residual, per round of its algorithm", "[collectives][replay]") {
+  CollectiveTable table;
+  table[Op::Barrier] = times({0}, {12e-6}, {9e-6});  // 3 us beyond the messages
+  auto barrier_run = [](int n) {
+    std::vector<RankTrace> t;
+    for (int r = 0; r < n; ++r) t.push_back(make_rank(r, n, {ev(Op::Init, 0, 1), ev(Op::Barrier, 2, 9), ev(Op::Finalize, 9, 10)}));
+    return t;
+  };
+  SECTION("2 ranks: one round, 3 us more") {
+    const Run run(barrier_run(2));
+    ReplayInput in = run.input();
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(10 * us));  // 2 + 9, less zero at 1
+    in.collective_times = &table;
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(13 * us));
+  }
+  SECTION("4 ranks: two rounds (as test_replay's 4-rank barrier), 2 x 3 us more") {
+    const Run run(barrier_run(4));
+    ReplayInput in = run.input();
+    in.collective_times = &table;
+    const ReplayResult r = replay_loggps(in, barrier_machine());
+    for (int k = 0; k < 4; ++k) CHECK(r.finish_s[static_cast<std::size_t>(k)] == Approx((19 + 6) * us));
+  }
+  SECTION("a negative residual never ends a call before its entry") {
+    table[Op::Barrier] = times({0}, {1e-6}, {100e-6});
+    const Run run(barrier_run(2));
+    ReplayInput in = run.input();
+    in.collective_times = &table;
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(1 * us));  // Barrier entered at 2
+  }
+}
