@@ -31,6 +31,7 @@ if [[ ! -f $stamp || -n $(find "$root/format" "$root/model" \( -name '*.hpp' -o 
 fi
 # The stamp takes the time the build started: a header edited while it runs rebuilds next time
 # (objects of two versions of a header in one binary crash in ways that look like findings).
+mkdir -p "$out/obj"
 touch "$stamp.new"
 objs=()
 for src in "$root"/format/*.cpp $(find "$root/model" -name '*.cpp' | sort); do
