@@ -133,6 +133,27 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
   // The per-function table has the replay's charge beside the measured time.
   CHECK(rep.at("mpi_time").at("MPI_Ibcast").at("loggps_s").get<double>() > 0);
   CHECK(rep.at("mpi_time").at("MPI_Ibcast").at("calls") == 2);
+  {
+    INFO("the CSV's function rows: measured, LogGPS, error, calls (no prediction for MPI_Init)");
+    const Result csv = run({kMstep, "report", dir.string(), "--params", params.string(), "--format", "csv"},
+                           no_default_params(dir.parent_path()));
+    REQUIRE(csv.code == 0);
+    std::istringstream lines(csv.out);
+    std::map<std::string, std::vector<std::string>> rows;
+    for (std::string line; std::getline(lines, line);) {
+      std::vector<std::string> f;
+      std::istringstream fields(line);
+      for (std::string x; std::getline(fields, x, ',');) f.push_back(x);
+      if (f.size() >= 8 && f[0] == "function") rows[f[1]] = f;
+    }
+    REQUIRE(rows.count("MPI_Ibcast") == 1);
+    CHECK(rows["MPI_Ibcast"][7] == "2");
+    CHECK(std::stod(rows["MPI_Ibcast"][5]) ==
+          Approx(rep.at("mpi_time").at("MPI_Ibcast").at("loggps_s").get<double>()).epsilon(1e-9));
+    REQUIRE(rows.count("MPI_Init") == 1);
+    CHECK(rows["MPI_Init"][5].empty());
+    CHECK(rows.size() == rep.at("mpi_time").size());
+  }
   const auto algos = rep.at("collective_algorithms").dump();
   CHECK(algos.find("MPI_Iallreduce: recursive doubling (MPICH default of the blocking version for 2 ranks") !=
         std::string::npos);

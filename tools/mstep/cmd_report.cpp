@@ -86,6 +86,15 @@ void print_csv(const Report& rep, const std::vector<Hotspot>& hot) {
                h.predicted_wait_s, h.count, h.file, h.line);
   for (const auto& s : rep.steps)
     fmt::print("step,,{},{},{},{},{},,,\n", s.rank, s.step, s.actual_end_s, s.mpm_end_s, s.error_pct);
+  // Per MPI function: measured time, the LogGPS replay's, its error, calls (as the text table).
+  for (int i = 0; i < kOpCount; ++i) {
+    const auto& f = rep.mpi[static_cast<std::size_t>(i)];
+    const auto op = static_cast<Op>(i);
+    if (!f.calls || op == Op::ToolFlush) continue;
+    const bool predicted = rep.has_loggps_functions && op != Op::Init && op != Op::Init_thread && op != Op::Finalize;
+    fmt::print("function,{},,,{},{},{},{},,\n", mpi_name(op), f.seconds, predicted ? fmt::format("{}", f.loggps_s) : "",
+               predicted && f.seconds > 0 ? fmt::format("{}", 100 * (f.seconds - f.loggps_s) / f.seconds) : "", f.calls);
+  }
 }
 
 void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file, std::size_t top) {
