@@ -301,6 +301,13 @@ EditedParams adopt_network(const CalibrationParams& base, const CalibrationParam
     p.mpm = net.mpm;
   });
   take(Section::Linear, [&] { p.linear = net.linear; });
+  // The collectives measured at calibration belong to the network they were measured on.
+  if (!network.collectives.empty()) {
+    p.collectives = network.collectives;
+    out.notes.push_back(fmt::format("collectives: {}'s measured calls are charged", network_name));
+  } else if (!base.collectives.empty()) {
+    out.notes.push_back(fmt::format("{} has no measured collectives: the baseline's are kept", network_name));
+  }
   if (base.cold && base.cold->any())
     out.notes.push_back(fmt::format("the baseline's cold-start terms are kept ({} is taken for L, o, g, G, s, S, mpm "
                                     "and linear only); --no-cold removes them",

@@ -3,6 +3,8 @@
 // in the comments are microseconds).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <string>
 
 #include "tests/unit/trace_builders.hpp"
@@ -250,6 +252,27 @@ TEST_CASE("whatif: the network of another file", "[whatif]") {
   for (const auto& c : e.changes) lines.push_back(describe(c));
   CHECK(lines == std::vector<std::string>{"L 5 us -> 10 us", "S 10000 B -> inf", "mpm.g 1 ns/B -> 2 ns/B",
                                           "mpm.L 3 us -> -1 us"});
+}
+
+TEST_CASE("whatif: the measured collectives go with the network they were measured on", "[whatif]") {
+  CalibrationParams base = machine();
+  base.collectives[Op::Barrier] = CollectiveTimes{{0}, {1e-6}, {0.5e-6}};
+  CalibrationParams net;
+  net.loggps = *base.loggps;
+  SECTION("the other file has its own: they are charged") {
+    net.collectives[Op::Barrier] = CollectiveTimes{{0}, {16e-6}, {12e-6}};
+    const EditedParams e = adopt_network(base, net, "tcp.json");
+    CHECK(e.params.collectives == net.collectives);
+    CHECK(std::any_of(e.notes.begin(), e.notes.end(),
+                      [](const std::string& n) { return contains(n, "collectives: tcp.json's measured calls are charged"); }));
+  }
+  SECTION("it has none: the baseline's stay, and the notes say so") {
+    const EditedParams e = adopt_network(base, net, "tcp.json");
+    CHECK(e.params.collectives == base.collectives);
+    CHECK(std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) {
+      return contains(n, "tcp.json has no measured collectives: the baseline's are kept");
+    }));
+  }
 }
 
 TEST_CASE("whatif: S = inf replays exactly as LogGP", "[whatif][replay]") {
