@@ -52,7 +52,7 @@ TEST_CASE("validate: a quick run of ring gives a row with every model's predicti
   const fs::path suite = write(dir / "suite.json", suite_of(kRingCase));
   const fs::path params = write(dir / "params.json", kParams);
   const fs::path out = dir / "out";
-  const std::vector<std::string> args{"--suite", suite.string(), "--quick", "--no-s-moved", "--params",
+  const std::vector<std::string> args{"--suite", suite.string(), "--quick", "--no-s-moved", "--transport", "shm", "--params",
                                       params.string(), "-o", out.string(), "--only", "ring"};
   const Result r = validate(dir, args);
   REQUIRE(r.code == 0);
@@ -166,7 +166,8 @@ TEST_CASE("validate: a failing case is named, the others still run, exit 1", "[v
   const fs::path suite = write(dir / "suite.json", suite_of(failing + "," + missing + "," + kRingCase));
   const fs::path params = write(dir / "params.json", kParams);
   const fs::path out = dir / "out";
-  const Result r = validate(dir, {"--suite", suite.string(), "--quick", "--params", params.string(), "-o", out.string()});
+  const Result r = validate(dir, {"--suite", suite.string(), "--quick", "--transport", "shm", "--params", params.string(),
+                                  "-o", out.string()});
   CHECK(r.code == 1);
   CHECK(r.err.find("mstep: validate: false x at 2 ranks failed: '" + kMpiexec + " -n 2 /bin/false' exited with code 1 (log ") !=
         std::string::npos);
@@ -182,4 +183,50 @@ TEST_CASE("validate: a failing case is named, the others still run, exit 1", "[v
   CHECK(rows.at(2).at("actual_s").get<double>() > 0);
   // Failed runs leave the goals not met rather than quietly passing.
   CHECK(j.at("goals").at(0).at("verdict") == "not met");
+}
+
+TEST_CASE("validate --transport both: the runs over TCP and the cross table, each case predicted for the other transport",
+          "[validate]") {
+  const fs::path dir = test_dir();
+  const fs::path suite = write(dir / "suite.json", suite_of(kRingCase));
+  const fs::path params = write(dir / "params.json", kParams);
+  const fs::path out = dir / "out";
+  // The same parameters for both transports (no calibration in the test): the cross table's
+  // prediction for the other transport is then the recording's own report.
+  const Result r = validate(dir, {"--suite", suite.string(), "--quick", "--no-s-moved", "--params", params.string(),
+                                  "--tcp-params", params.string(), "-o", out.string()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.find("mstep: validate: ring tiny at 2 ranks [tcp]: repetition 1/1: ") != std::string::npos);
+  CHECK(r.out.find("TCP: UCX_TLS=tcp,self") != std::string::npos);
+  CHECK(r.out.find("LogGPS what-if from one transport to the other within 10% on every case: ") != std::string::npos);
+  const json j = read_json(out / "validation.json");
+  REQUIRE(j.at("experiments").size() == 2);
+  CHECK(j.at("experiments").at(1).at("label") == "tcp");
+  CHECK(j.at("experiments").at(1).at("env").at("UCX_TLS") == "tcp,self");
+  // The TCP trace says it ran over TCP.
+  const json& tcp_row = j.at("experiments").at(1).at("rows").at(0);
+  REQUIRE(tcp_row.at("ok") == true);
+  std::ifstream meta(tcp_row.at("trace").get<std::string>() + "/meta.json");
+  std::stringstream meta_text;
+  meta_text << meta.rdbuf();
+  CHECK(meta_text.str().find("tcp,self") != std::string::npos);
+  const json& cross = j.at("cross_transport");
+  REQUIRE(cross.size() == 2);
+  CHECK(cross.at(0).at("recorded_on") == "shared memory");
+  CHECK(cross.at(0).at("predicted_for") == "TCP");
+  CHECK(cross.at(1).at("recorded_on") == "TCP");
+  CHECK(cross.at(1).at("predicted_for") == "shared memory");
+  const json& shm_row = j.at("experiments").at(0).at("rows").at(0);
+  for (const json& c : cross) {
+    INFO(c.dump());
+    // The actual time is the other transport's run; with one parameter file the prediction is the
+    // recording's own LogGPS prediction.
+    const json& to = c.at("predicted_for") == "TCP" ? tcp_row : shm_row;
+    const json& from = c.at("predicted_for") == "TCP" ? shm_row : tcp_row;
+    CHECK(c.at("actual_s").get<double>() == Approx(to.at("actual_s").get<double>()));
+    CHECK(c.at("loggps_s").get<double>() == Approx(from.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-9));
+    const double a = c.at("actual_s"), p = c.at("loggps_s");
+    CHECK(c.at("loggps_error_pct").get<double>() == Approx(100 * (a - p) / a));
+  }
 }

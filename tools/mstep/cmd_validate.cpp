@@ -1,6 +1,8 @@
 // mstep validate: calibrate once, then record every example of the suite at every size and rank
 // count, report each run, and write one table of actual against predicted time per model (like
-// Table 7 of the LogGPS paper); then the same with S moved and recalibrated.
+// Table 7 of the LogGPS paper); then the same with S moved and recalibrated; then the 2-rank runs
+// over UCX's TCP transport, calibrated there, and a cross table: each case recorded on one
+// transport, predicted for the other as `mstep whatif --network` does (validate_cross.hpp).
 #include <algorithm>
 #include <cstdlib>
 #include <cmath>
@@ -18,6 +20,7 @@
 #include "model/analysis/validation.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
+#include "tools/mstep/validate_cross.hpp"
 #include "tools/mstep/validate_suite.hpp"
 
 extern char** environ;
@@ -32,8 +35,12 @@ namespace {
 constexpr int kSummaryRanks = 2;                          // the goals are stated at 2 ranks
 constexpr const char* kMarker = ".mstep-validate";        // marks a directory validate wrote
 
+// UCX's TCP transport: the second real network of a one-node machine (issue 13).
+constexpr const char* kTcpLabel = "tcp";
+
 struct ValidateOptions {
-  std::string suite, dir = "mstep-validate", params, s_moved_params;
+  std::string suite, dir = "mstep-validate", params, s_moved_params, tcp_params;
+  std::string transport = "both";  // shm, tcp or both
   bool force = false, no_s_moved = false;
   int repeat = 3;
   RunFilter filter;  // --only, --ranks, --quick
@@ -285,8 +292,9 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
                     "\"msgs >= S\" counts point-to-point messages of S bytes or more.\n",
                     now_iso(), hostname(), cores, suite.path, kept);
   for (const auto& x : xs) {
-    const std::string title = x.label.empty() ? "Predicted against actual"
-                                              : fmt::format("S moved ({}): {}", x.label, env_text(x.env));
+    const std::string title = x.label.empty()       ? std::string("Predicted against actual")
+                              : x.label == kTcpLabel ? fmt::format("TCP: {}", env_text(x.env))
+                                                     : fmt::format("S moved ({}): {}", x.label, env_text(x.env));
     const std::string params = x.params_file.empty() ? "none (calibration failed)" : x.params_file;
     const std::string head = fmt::format("{}: parameters {} ({}); {}", title, params, s_text(x), kept);
     text += fmt::format("{}\n\n{}\nSummary at {} ranks:\n{}\n", head, model::text_table(x.rows), kSummaryRanks,
@@ -295,8 +303,32 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
                       s_text(x), model::markdown_table(x.rows), kSummaryRanks,
                       model::summary_text(x.rows, kSummaryRanks, true));
   }
+  // Each case recorded on one transport, predicted for the other (whatif --network), against the
+  // real runs there.
+  const Experiment* shm = nullptr;
+  const Experiment* tcp = nullptr;
+  for (const auto& x : xs) {
+    if (x.label.empty()) shm = &x;
+    if (x.label == kTcpLabel) tcp = &x;
+  }
+  std::vector<CrossRow> cross;
+  if (shm && tcp)
+    cross = cross_transport({"shared memory", shm->rows, shm->params_file.empty() ? nullptr : &shm->params, shm->params_file},
+                            {"TCP", tcp->rows, tcp->params_file.empty() ? nullptr : &tcp->params, tcp->params_file});
+  if (!cross.empty()) {
+    text += fmt::format("Cross transport: recorded on one, predicted for the other with its parameters (mstep whatif "
+                        "--network), against the runs there\n\n{}\n",
+                        cross_text(cross, false));
+    md += fmt::format("\n## Cross transport\n\nEach case recorded on one transport and predicted for the other as "
+                      "`mstep whatif TRACE --network OTHER` does, against the runs there.\n\n{}",
+                      cross_text(cross, true));
+  }
   text += model::goals_text(all, kSummaryRanks, false);
   md += "\n## LogGPS against LogGP where messages cross S, and the goals\n\n" + model::goals_text(all, kSummaryRanks, true);
+  if (!cross.empty()) {
+    text += "  " + cross_goal(cross) + "\n";
+    md += "- " + cross_goal(cross) + "\n";
+  }
   const fs::path md_file = fs::path(o.dir) / "validation.md", json_file = fs::path(o.dir) / "validation.json";
   fmt::print("{}\nTables in {} and {}\n", text, md_file.string(), json_file.string());
   std::ofstream(md_file) << md;
@@ -324,6 +356,8 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
   for (const auto& g : model::check_goals(all, kSummaryRanks))
     goals.push_back({{"goal", g.goal}, {"verdict", model::verdict_name(g.verdict)}, {"detail", g.detail}});
   j["goals"] = goals;
+  j["cross_transport"] = cross_json(cross);
+  if (!cross.empty()) j["cross_transport_goal"] = cross_goal(cross);
   std::ofstream(json_file) << j.dump(2) << "\n";
 }
 
@@ -336,9 +370,16 @@ void run(const ValidateOptions& o) {
   }
   for (const auto& name : o.filter.only)
     if (!suite.find(name)) fail(2, fmt::format("--only: no case '{}' in {}", name, suite.path));
-  const std::vector<Planned> main_runs = plan_main(suite, o.filter);
-  const std::vector<Planned> s_runs = o.no_s_moved ? std::vector<Planned>{} : plan_s_moved(suite, o.filter);
-  if (main_runs.empty() && s_runs.empty()) fail(2, fmt::format("nothing to run: no case of {} matches the options", suite.path));
+  const bool shm_on = o.transport != "tcp", tcp_on = o.transport != "shm";
+  const std::vector<Planned> planned = plan_main(suite, o.filter);
+  const std::vector<Planned> main_runs = shm_on ? planned : std::vector<Planned>{};
+  const std::vector<Planned> s_runs = o.no_s_moved || !shm_on ? std::vector<Planned>{} : plan_s_moved(suite, o.filter);
+  // TCP: the main runs at the rank count the goals are stated at (more ranks than cores do not time).
+  std::vector<Planned> tcp_runs;
+  if (tcp_on)
+    for (const Planned& p : planned)
+      if (p.ranks == kSummaryRanks) tcp_runs.push_back(p);
+  if (main_runs.empty() && s_runs.empty() && tcp_runs.empty()) fail(2, fmt::format("nothing to run: no case of {} matches the options", suite.path));
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
   // The main table, then the same programs with S moved: each experiment with its parameters.
@@ -354,6 +395,13 @@ void run(const ValidateOptions& o) {
     x.env = suite.s_moved.env;
     x.runs = s_runs;
     x.params_file = o.s_moved_params;
+  }
+  if (!tcp_runs.empty()) {
+    Experiment& x = xs.emplace_back();
+    x.label = kTcpLabel;
+    x.env = {{"UCX_TLS", "tcp,self"}};
+    x.runs = tcp_runs;
+    x.params_file = o.tcp_params;
   }
   for (auto& x : xs)
     if (!x.params_file.empty()) x.params = read_params_or_fail(x.params_file);
@@ -396,6 +444,11 @@ void add_validate(CLI::App& app) {
   cmd->add_option("--params", o->params, "Parameter file to use instead of calibrating");
   cmd->add_option("--s-moved-params", o->s_moved_params,
                   "Parameter file for the S-moved experiment instead of recalibrating under its environment");
+  cmd->add_option("--transport", o->transport,
+                  "shm (shared memory), tcp (UCX_TLS=tcp,self: the 2-rank runs) or both, with a cross table: each "
+                  "case recorded on one, predicted for the other (default both)")
+      ->check(CLI::IsMember({"shm", "tcp", "both"}));
+  cmd->add_option("--tcp-params", o->tcp_params, "Parameter file for the TCP experiment instead of calibrating over TCP");
   cmd->footer(
       "Exits 1 when a run or the calibration failed (after writing the tables), 2 on a bad option or suite.\n"
       "Goals not met are reported, not an error.\n"

@@ -1,0 +1,104 @@
+#include "tools/mstep/validate_cross.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "model/analysis/report.hpp"
+#include "model/analysis/whatif.hpp"
+
+namespace mstep::cli {
+
+namespace {
+
+CrossRow predict(const model::ValidationRow& recorded, const TransportRuns& from, const model::ValidationRow& real,
+                 const TransportRuns& to) {
+  CrossRow c;
+  c.case_name = recorded.case_name, c.size_label = recorded.size_label, c.ranks = recorded.ranks;
+  c.from = from.name, c.to = to.name;
+  c.actual_to_s = real.actual_s;
+  c.loggps_s = c.mpm_s = c.loggps_error_pct = c.mpm_error_pct = model::kNaN;
+  try {
+    const model::EditedParams net = model::adopt_network(*from.params, *to.params, to.params_file);
+    const TraceDir trace = load_trace_dir(recorded.trace);
+    const model::Report rep = model::build_report(trace, &net.params);
+    for (const auto& m : rep.models) {
+      if (!m.available) continue;
+      const double err = 100 * (c.actual_to_s - m.predicted_s) / c.actual_to_s;
+      if (m.name == "LogGPS") c.loggps_s = m.predicted_s, c.loggps_error_pct = err;
+      if (m.name == "MPM") c.mpm_s = m.predicted_s, c.mpm_error_pct = err;
+    }
+  } catch (const std::exception& e) {
+    c.error = e.what();
+  }
+  return c;
+}
+
+std::string number(double v, const char* format) { return std::isfinite(v) ? fmt::format(fmt::runtime(format), v) : "-"; }
+
+}  // namespace
+
+std::vector<CrossRow> cross_transport(const TransportRuns& a, const TransportRuns& b) {
+  std::vector<CrossRow> out;
+  if (!a.params || !b.params) return out;
+  for (const auto& ra : a.rows) {
+    if (!ra.ok()) continue;
+    for (const auto& rb : b.rows) {
+      if (!rb.ok() || rb.case_name != ra.case_name || rb.size_label != ra.size_label || rb.ranks != ra.ranks) continue;
+      out.push_back(predict(ra, a, rb, b));
+      out.push_back(predict(rb, b, ra, a));
+    }
+  }
+  return out;
+}
+
+std::string cross_text(std::span<const CrossRow> rows, bool markdown) {
+  std::string s;
+  if (markdown) {
+    s += "| case | size | ranks | recorded on | predicted for | actual there s | LogGPS s | LogGPS err % | MPM s | MPM err % |\n"
+         "|---|---|--:|---|---|--:|--:|--:|--:|--:|\n";
+    for (const auto& r : rows)
+      s += fmt::format("| {} | {} | {} | {} | {} | {:.6f} | {} | {} | {} | {} |\n", r.case_name, r.size_label, r.ranks,
+                       r.from, r.to, r.actual_to_s, number(r.loggps_s, "{:.6f}"), number(r.loggps_error_pct, "{:+.1f}"),
+                       number(r.mpm_s, "{:.6f}"), number(r.mpm_error_pct, "{:+.1f}"));
+    return s;
+  }
+  s += fmt::format("{:<14} {:<8} {:>5} {:<14} {:<14} {:>12} {:>12} {:>8} {:>12} {:>8}\n", "case", "size", "ranks",
+                   "recorded on", "predicted for", "actual s", "LogGPS s", "err %", "MPM s", "err %");
+  for (const auto& r : rows) {
+    s += fmt::format("{:<14} {:<8} {:>5} {:<14} {:<14} {:>12.6f} {:>12} {:>8} {:>12} {:>8}{}\n", r.case_name, r.size_label,
+                     r.ranks, r.from, r.to, r.actual_to_s, number(r.loggps_s, "{:.6f}"),
+                     number(r.loggps_error_pct, "{:+.1f}"), number(r.mpm_s, "{:.6f}"), number(r.mpm_error_pct, "{:+.1f}"),
+                     r.error.empty() ? "" : "  " + r.error);
+  }
+  return s;
+}
+
+nlohmann::json cross_json(std::span<const CrossRow> rows) {
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& r : rows)
+    j.push_back({{"case", r.case_name}, {"size", r.size_label}, {"ranks", r.ranks}, {"recorded_on", r.from},
+                 {"predicted_for", r.to}, {"actual_s", r.actual_to_s}, {"loggps_s", num(r.loggps_s)},
+                 {"loggps_error_pct", num(r.loggps_error_pct)}, {"mpm_s", num(r.mpm_s)},
+                 {"mpm_error_pct", num(r.mpm_error_pct)}, {"error", r.error}});
+  return j;
+}
+
+std::string cross_goal(std::span<const CrossRow> rows) {
+  double worst = 0;
+  std::size_t counted = 0, over = 0;
+  for (const auto& r : rows) {
+    if (!std::isfinite(r.loggps_error_pct)) continue;
+    ++counted;
+    worst = std::max(worst, std::abs(r.loggps_error_pct));
+    over += std::abs(r.loggps_error_pct) > model::kOverPct;
+  }
+  if (counted == 0) return "LogGPS what-if from one transport to the other within 10% on every case: untested";
+  return fmt::format("LogGPS what-if from one transport to the other within 10% on every case: {} (largest {:.1f}%, "
+                     "{} of {} over 10%)",
+                     over == 0 ? "met" : "not met", worst, over, counted);
+}
+
+}  // namespace mstep::cli

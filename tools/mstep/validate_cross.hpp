@@ -1,0 +1,42 @@
+// mstep validate's cross-transport table: each case recorded on one transport, predicted for the
+// other as `mstep whatif TRACE --network OTHER` predicts it (the other transport's calibrated
+// parameters adopted onto the recording's), against the real runs there (issue 13).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/analysis/validation.hpp"
+#include "model/params/params.hpp"
+
+namespace mstep::cli {
+
+struct CrossRow {
+  std::string case_name, size_label;
+  int ranks = 0;
+  std::string from, to;        // transports: recorded on `from`, predicted for `to`
+  double actual_to_s = 0;      // the real run on `to`
+  double loggps_s = 0, mpm_s = 0;  // NaN where the model is not available
+  double loggps_error_pct = 0, mpm_error_pct = 0;
+  std::string error;           // non-empty: the prediction failed
+};
+
+struct TransportRuns {
+  std::string name;  // "shared memory", "TCP"
+  std::span<const model::ValidationRow> rows;
+  const model::CalibrationParams* params = nullptr;
+  std::string params_file;
+};
+
+// Both directions for every case both transports ran without error.
+std::vector<CrossRow> cross_transport(const TransportRuns& a, const TransportRuns& b);
+
+std::string cross_text(std::span<const CrossRow> rows, bool markdown);
+nlohmann::json cross_json(std::span<const CrossRow> rows);
+// "what-if from one transport to the other within 10% on every case: met (largest 4.2%)"
+std::string cross_goal(std::span<const CrossRow> rows);
+
+}  // namespace mstep::cli
