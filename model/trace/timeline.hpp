@@ -10,6 +10,10 @@
 
 namespace mstep {
 
+// The most two clocks drift apart that the timeline believes: 500 ppm, NTP's largest slew rate;
+// quartz drifts by tens of ppm. A larger measured drift is sampling noise and is not applied.
+inline constexpr double kMaxClockDrift = 5e-4;
+
 struct RankClock {
   std::uint64_t base_ticks = 0;  // a tick count with a known local time
   double base_ns = 0;            // local CLOCK_MONOTONIC ns at base_ticks

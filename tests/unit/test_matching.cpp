@@ -285,3 +285,19 @@ TEST_CASE("the timeline applies each rank's tick rate, offset and drift", "[time
   CHECK(tl.seconds(1, 50'000'000) == Approx((26'000'000.0 + 2500.0 - 5000.0) * 1e-9));
   CHECK(tl.duration(1, 2000) == Approx(1e-6));
 }
+
+TEST_CASE("the timeline applies only a drift it measured and a clock can have", "[timeline]") {
+  RankTrace a = rank(0, 2, {ev(Op::Init, -1, 0, 1000)});
+  a.clocks = {{ClockSync::AtInit, 0, 0, 0, 0}, {ClockSync::AtFinalize, 700'000, 700'000, 0, 0}};
+  auto drift_of = [&](std::int64_t offset_change, std::int64_t rtt) {
+    RankTrace b = rank(1, 2, {ev(Op::Init, -1, 0, 0)});
+    b.clocks = {{ClockSync::AtInit, 0, 0, 1000, rtt}, {ClockSync::AtFinalize, 700'000, 700'000, 1000 + offset_change, rtt}};
+    return Timeline({&a, &b}).clock(1).drift;
+  };
+  // 0.7 ms apart: 100 ns of change with 10 ns round trips is 143 ppm, applied.
+  CHECK(drift_of(100, 10) == Approx(100.0 / 700'000));
+  // The same change within the samples' uncertainty (round trips of 300 ns): not measured.
+  CHECK(drift_of(100, 300) == 0);
+  // 100 us over 0.7 ms (a sample delayed by preemption): 14%, no clock drifts so; not applied.
+  CHECK(drift_of(100'000, 10) == 0);
+}
