@@ -160,9 +160,8 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
 
   // Through OTF2 and back (nonblocking collectives as NonBlockingCollectiveRequest/Complete,
   // persistent receives as MpiIrecvRequest in their Start): the same calls, bytes and messages,
-  // and the same prediction within 1% (OTF2 holds nanoseconds on the common timeline; the recorded
-  // trace's computation gaps are clock ticks times each rank's tick length, which differ from
-  // those by the clock's drift correction: 0.2% seen on a loaded machine).
+  // and the same prediction to OTF2's nanoseconds (a made-up clock drift once stretched it by 2%:
+  // model/trace/timeline.cpp).
   const fs::path archive = dir.parent_path() / "otf2", back = dir.parent_path() / "back";
   REQUIRE(run({kMstep, "export", dir.string(), "--otf2", archive.string()}).code == 0);
   const Result imported = run({kMstep, "import", "--otf2", archive.string(), "-o", back.string()});
@@ -177,7 +176,7 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
     CHECK(again.at("mpi_time").at(name).at("bytes") == f.at("bytes"));
   }
   CHECK(again.at("models").at("LogGPS").at("predicted_s").get<double>() ==
-        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-2));
+        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-4));
 }
 
 TEST_CASE("coverage: neighbourhood collectives are one record per message, matched as such", "[coverage]") {
