@@ -65,6 +65,8 @@ enum EventFlag : std::uint8_t {
   kRoot = 1u << 2,          // collectives: this rank is the root
   kIncomplete = 1u << 3,    // Test*/Iprobe that found nothing
   kCollDone = 1u << 4,      // Wait/Test record completing a nonblocking collective's request
+  kSyncMode = 1u << 5,      // a Start of a send made by MPI_Ssend_init (synchronous, as MPI_Issend)
+  kBufferedMode = 1u << 6,  // a Start of a send made by MPI_Bsend_init (buffered, as MPI_Ibsend)
 };
 
 inline constexpr std::int32_t kNoPeer = -1;   // MPI_PROC_NULL, or no partner

@@ -33,6 +33,7 @@ struct PersistentRequest {
   std::int32_t tag = -1;
   std::uint64_t bytes = 0;  // a send's size
   const CommInfo* comm = nullptr;
+  std::uint8_t mode_flags = 0;  // kSyncMode (Ssend_init), kBufferedMode (Bsend_init)
 };
 
 class RequestTable {

@@ -10,14 +10,15 @@ namespace {
 
 // The record of an *_init call: the request's partner, tag and communicator; nothing moves yet.
 void record_init(Event& e, MPI_Comm comm, int partner, int tag, std::uint64_t bytes, bool recv, int rc,
-                 MPI_Request* request) {
+                 MPI_Request* request, std::uint8_t mode_flags = 0) {
   e.t_exit = now_ticks();
   const CommInfo& c = g_recorder.comm(comm);
   e.comm = c.id;
   e.peer = recv ? posted_source(c, partner) : c.world_rank(partner);
   e.tag = tag;
   g_recorder.record(e);
-  if (rc == MPI_SUCCESS) g_recorder.add_persistent(*request, PersistentRequest{recv, e.peer, tag, e.peer == kNoPeer ? 0 : bytes, &c});
+  if (rc == MPI_SUCCESS)
+    g_recorder.add_persistent(*request, PersistentRequest{recv, e.peer, tag, e.peer == kNoPeer ? 0 : bytes, &c, mode_flags});
 }
 
 // One record per request started: a send with its destination and size, or a receive (kRecvHalf)
@@ -30,7 +31,7 @@ void record_start(Event e, MPI_Request handle, bool continuation) {
     e.peer = p->peer;
     e.tag = p->tag;
     if (p->recv) e.flags |= kRecvHalf;
-    else e.send_bytes = p->bytes;
+    else e.send_bytes = p->bytes, e.flags |= p->mode_flags;
     e.request = g_recorder.add_request(handle, p->recv, *p->comm);
   }
   g_recorder.record(e);
@@ -38,20 +39,21 @@ void record_start(Event e, MPI_Request handle, bool continuation) {
 
 }  // namespace
 
-#define MSTEP_SEND_INIT(NAME)                                                                          \
+// MODE: the flags each Start of the request carries (how the models treat its send).
+#define MSTEP_SEND_INIT(NAME, MODE)                                                                    \
   extern "C" int MPI_##NAME(const void* buf, int count, MPI_Datatype type, int dest, int tag,          \
                             MPI_Comm comm, MPI_Request* request) {                                     \
     if (!g_recorder.active()) return PMPI_##NAME(buf, count, type, dest, tag, comm, request);          \
     Event e = begin_event(Op::NAME, MSTEP_CALLER);                                                     \
     const int rc = PMPI_##NAME(buf, count, type, dest, tag, comm, request);                            \
-    record_init(e, comm, dest, tag, bytes_of(count, type), false, rc, request);                        \
+    record_init(e, comm, dest, tag, bytes_of(count, type), false, rc, request, MODE);                  \
     return rc;                                                                                         \
   }
 
-MSTEP_SEND_INIT(Send_init)
-MSTEP_SEND_INIT(Ssend_init)
-MSTEP_SEND_INIT(Bsend_init)
-MSTEP_SEND_INIT(Rsend_init)
+MSTEP_SEND_INIT(Send_init, 0)
+MSTEP_SEND_INIT(Ssend_init, kSyncMode)
+MSTEP_SEND_INIT(Bsend_init, kBufferedMode)
+MSTEP_SEND_INIT(Rsend_init, 0)
 
 extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
                              MPI_Request* request) {

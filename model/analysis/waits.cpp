@@ -73,7 +73,7 @@ void WaitMeter::message(const Message& m, const Event& send, const Event& post, 
   const double ts = tl_.seconds(m.src, send.t_enter);
   const double tr = tl_.seconds(m.dst, post.t_enter);
   // Late receiver: a synchronous send blocked until the receive was posted.
-  const bool synchronous = send.op == Op::Ssend || m.bytes >= options_.rendezvous_bytes;
+  const bool synchronous = send.op == Op::Ssend || (send.flags & kSyncMode) || m.bytes >= options_.rendezvous_bytes;
   if (synchronous && blocks(send.op)) {
     const double wait = clamp_wait(tr - ts, tl_.duration(m.src, send.t_exit - send.t_enter));
     const double predicted = predict ? model_.sender_wait(m.bytes, ts, tr) : nan;

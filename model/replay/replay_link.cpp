@@ -92,8 +92,10 @@ struct RankLink {
   }
 };
 
-std::uint8_t send_mode(Op op) {
-  switch (op) {
+std::uint8_t send_mode(const Event& e) {
+  if (e.flags & kSyncMode) return kSynchronous;  // a started MPI_Ssend_init request
+  if (e.flags & kBufferedMode) return kBuffered;
+  switch (e.op) {
     case Op::Ssend:
     case Op::Issend: return kSynchronous;
     case Op::Bsend:
@@ -160,7 +162,7 @@ struct Linker::Impl {
     m.refs += 1;
     m.src = static_cast<std::int32_t>(r);
     m.send_event = i;
-    m.mode = send_mode(e.op);
+    m.mode = send_mode(e);
     if (m.dst < 0) m.bytes = e.send_bytes, m.other = e.peer;
     if (event_role(e) == Role::Isend && e.request) {
       ++m.refs;  // held for the Wait/Test that completes it, whenever that is read

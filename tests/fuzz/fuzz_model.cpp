@@ -11,7 +11,8 @@
 //
 // Input: byte 0 picks the number of ranks; then 8 bytes a record:
 //   0 rank   1 operation   2 peer (any source, none, or a rank)   3 tag (bits 0-1) and flags (3-7)
-//   4 size   5 request id  6 computation before the call          7 time in the call
+//   4 size   5 request id (bits 0-2) and mode flags (6-7)  6 computation before the call
+//   7 time in the call
 #include <cstdint>
 #include <exception>
 #include <filesystem>
@@ -81,6 +82,7 @@ std::vector<RankTrace> run_of(const std::uint8_t* data, std::size_t size) {
     e.flags = static_cast<std::uint8_t>(b[3] >> 3);  // continuation, receive half, root, incomplete, collective done
     const std::uint64_t bytes = b[4] < 200 ? std::uint64_t{b[4]} * 8 : std::uint64_t{b[4] - 200u} * 4096;
     e.request = b[5] % 8;
+    e.flags |= static_cast<std::uint8_t>((b[5] >> 6) << 5);  // a started persistent send's mode
     const Role role = event_role(e);  // a Start's flags say what it starts
     const bool receives = role == Role::Recv || ((role == Role::Complete || role == Role::SendRecv) && (e.flags & kRecvHalf)) ||
                           role == Role::CollRootOut || role == Role::CollRootIn || role == Role::CollAll;

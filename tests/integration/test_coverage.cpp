@@ -95,6 +95,9 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
       if (id == 0) continue;
       INFO(x.dump());
       if (op == "MPI_Start" || op == "MPI_Startall") {
+        // The tag 31 send was made by MPI_Ssend_init: its Start carries kSyncMode (32).
+        if (x.at("tag") == 31 && !(flags & 2)) CHECK((flags & 32) != 0);
+        if (x.at("tag") == 30) CHECK((flags & 32) == 0);
         // The tag 31 receive was made with MPI_ANY_SOURCE (-2); its Wait names the source.
         CHECK(x.at("peer") == (x.at("tag") == 31 && (flags & 2) ? -2 : other));
         CHECK(created.emplace(id, (flags & 2) ? Receive : Send).second);
@@ -160,8 +163,9 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
 
   // Through OTF2 and back (nonblocking collectives as NonBlockingCollectiveRequest/Complete,
   // persistent receives as MpiIrecvRequest in their Start): the same calls, bytes and messages,
-  // and the same prediction to OTF2's nanoseconds (a made-up clock drift once stretched it by 2%:
-  // model/trace/timeline.cpp).
+  // and the same prediction within 1%: OTF2 does not say that the tag-31 Start came from
+  // MPI_Ssend_init, so after import that one message is charged as a standard (eager) send, about
+  // 0.6% of this run. (A made-up clock drift once stretched it by 2%: model/trace/timeline.cpp.)
   const fs::path archive = dir.parent_path() / "otf2", back = dir.parent_path() / "back";
   REQUIRE(run({kMstep, "export", dir.string(), "--otf2", archive.string()}).code == 0);
   const Result imported = run({kMstep, "import", "--otf2", archive.string(), "-o", back.string()});
@@ -176,7 +180,7 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
     CHECK(again.at("mpi_time").at(name).at("bytes") == f.at("bytes"));
   }
   CHECK(again.at("models").at("LogGPS").at("predicted_s").get<double>() ==
-        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-4));
+        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-2));
 }
 
 TEST_CASE("coverage: neighbourhood collectives are one record per message, matched as such", "[coverage]") {

@@ -66,6 +66,27 @@ TEST_CASE("a persistent request's Start replays as the Isend or Irecv it starts"
   }
 }
 
+TEST_CASE("a started MPI_Ssend_init request is synchronous, as MPI_Issend is", "[replay][ops]") {
+  // 100 B, eager for a standard send: as the test above. Synchronous, the send waits for the
+  // receive posted at 1: it completes at max(3 + o + L = 10 (the request-to-send), 1) + the
+  // handshake back (o + L + o = 9) + T1 (2): 21, so rank 0's Wait (entered at 15) returns at 21.
+  auto traces = [](Event s) {
+    Event w = ev(Op::Wait, 13.5, 14);
+    w.request = 1;
+    return std::vector<RankTrace>{
+        make_rank(0, 2, {ev(Op::Init, 0, 1), s, w, ev(Op::Finalize, 15, 16)}),
+        make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), recv(Op::Wait, 5.2, 9, 0, 100, 1), ev(Op::Finalize, 10, 11)})};
+  };
+  Event sync_start = start(Op::Start, 3, 3.5, 1, false, 100, 1);
+  sync_start.flags |= kSyncMode;
+  const ReplayResult issend = Run(traces(send(Op::Issend, 3, 3.5, 1, 100, 1))).loggps(machine());
+  const ReplayResult started = Run(traces(sync_start)).loggps(machine());
+  const ReplayResult standard = Run(traces(start(Op::Start, 3, 3.5, 1, false, 100, 1))).loggps(machine());
+  CHECK(started.finish_s == issend.finish_s);
+  CHECK(started.finish_s[0] > standard.finish_s[0]);  // the standard one is eager: its Wait returns at once
+  CHECK(standard.finish_s[0] == Approx(15 * us));
+}
+
 TEST_CASE("Startall's records: one call, a send and a receive, both tied to their Waitall", "[replay][ops]") {
   // Both ranks: Startall(send 100 B to the other, receive from it) at 2, Waitall at 3.
   // Each send starts at 2 (busy to 4 = T1), arrives at 2 + 2 + 5.1 = 9.1, received by 11.1.
