@@ -36,6 +36,9 @@ inline std::uint64_t bytes_of(long long count, MPI_Datatype type) {
 
 // Bytes a receive really got. MPICH keeps the byte count in the status itself (count_lo, and the
 // high bits above the cancelled flag), as MPI_Get_count(status, MPI_BYTE) reads it.
+// MPI_Test_cancelled without a call: MPICH keeps the flag in the low bit of count_hi_and_cancelled.
+inline bool cancelled(const MPI_Status& st) { return (static_cast<std::uint32_t>(st.count_hi_and_cancelled) & 1u) != 0; }
+
 inline std::uint64_t received_bytes(const MPI_Status& st) {
   const std::uint64_t lo = static_cast<std::uint32_t>(st.count_lo);
   const std::uint64_t hi = static_cast<std::uint32_t>(st.count_hi_and_cancelled) >> 1;

@@ -107,6 +107,15 @@ extern "C" int MPI_Request_free(MPI_Request* request) {
   return rc;
 }
 
+extern "C" int MPI_Cancel(MPI_Request* request) {
+  if (!g_recorder.active()) return PMPI_Cancel(request);
+  Event e = begin_event(Op::Cancel, MSTEP_CALLER);
+  const int rc = PMPI_Cancel(request);
+  e.t_exit = now_ticks();
+  g_recorder.record(e);
+  return rc;
+}
+
 // ---- Matched probe -------------------------------------------------------------------------
 
 extern "C" int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {

@@ -33,14 +33,15 @@ class Completions {
     e.request = info->id;
     if (any_) e.flags |= kContinuation;
     if (info->collective) e.flags |= kCollDone;
-    if (info->recv) {
+    // A cancelled receive received nothing (its status's source and tag are undefined).
+    if (info->recv && !cancelled(*st)) {
       e.flags |= kRecvHalf;
       e.comm = info->comm->id;
       set_received(e, *info->comm, *st);
     }
     any_ = true;
     if (delayed_) [[unlikely]] {
-      if (info->recv) delay_recv(*info->comm, *st);
+      if (info->recv && !cancelled(*st)) delay_recv(*info->comm, *st);
       t_delayed.push_back(e);
       return;
     }

@@ -13,6 +13,7 @@
  *     Ireduce_scatter_block(1 int), Iscan(1 int), Waitall(7);
  *     Igatherv(1 int), Iscatterv(2 int), Iallgatherv(1 int), Ialltoallv(1 int), Ireduce_scatter(1 int),
  *     Iexscan(1 int), Waitall(6).
+ *   E cancel: Irecv(1 int, tag 50: never sent), Cancel, Wait (the status says cancelled).
  * Each rank prints one line "rank R improbe=IP test=IT".
  */
 #include <mpi.h>
@@ -133,6 +134,15 @@ int main(int argc, char** argv) {
   if (me == 0) CHECK(gv[1] == 2);
   CHECK(sv_in[1] == (me == 0 ? 2 : 4) && agv[1] == 2 && a2av[1] == 10 + me && rs == 1);
   if (me == 1) CHECK(iex == 1);
+
+  /* E: a receive nobody sends to, cancelled */
+  MPI_Request never;
+  CHECK_RC(MPI_Irecv(in, 1, MPI_INT, other, 50, WORLD, &never));
+  CHECK_RC(MPI_Cancel(&never));
+  CHECK_RC(MPI_Wait(&never, &st));
+  int was_cancelled = 0;
+  MPI_Test_cancelled(&st, &was_cancelled);
+  CHECK(was_cancelled);
 
   printf("rank %d improbe=%d test=%d\n", me, improbe, test);
   fflush(stdout);

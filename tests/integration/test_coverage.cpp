@@ -44,7 +44,9 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
     e.add("MPI_Startall", rounds, 16 * rounds, 0);
     e.add("MPI_Start", 2, 8, 0);
     e.add("MPI_Waitall", rounds + 2, 0, 16 * rounds);
-    e.add("MPI_Wait", 5, 0, 8 + 20);  // the Ssend_init's receive, the Imrecv's
+    e.add("MPI_Wait", 6, 0, 8 + 20);  // the Ssend_init's receive, the Imrecv's (the cancelled one: 0)
+    e.add("MPI_Irecv", 1);
+    e.add("MPI_Cancel", 1);
     e.add("MPI_Request_free", 4);
     e.add("MPI_Send", 2, 12 + 20, 0);
     e.add("MPI_Mprobe", 1);
@@ -80,7 +82,7 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
     // Every request a Start/Startall, Imrecv or nonblocking collective created is completed by
     // exactly one Wait/Test record of its kind: a receive (kRecvHalf, 2) names the source, a
     // collective's carries kCollDone (16).
-    enum Kind { Send, Receive, Collective };
+    enum Kind { Send, Receive, Collective, Cancelled };
     std::map<std::uint64_t, Kind> created;
     std::map<std::uint64_t, int> completed;
     int startall_records = 0, startall_continuations = 0;
@@ -103,6 +105,8 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
         CHECK(created.emplace(id, (flags & 2) ? Receive : Send).second);
       } else if (op == "MPI_Imrecv") {
         CHECK(created.emplace(id, Receive).second);
+      } else if (op == "MPI_Irecv") {  // E: cancelled; its Wait records no receive
+        CHECK(created.emplace(id, Cancelled).second);
       } else if (nonblocking_collective(op)) {
         CHECK(created.emplace(id, Collective).second);
       } else {
@@ -115,7 +119,7 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
     }
     CHECK(startall_records == 2 * rounds);
     CHECK(startall_continuations == rounds);
-    CHECK(created.size() == static_cast<std::size_t>(2 * rounds + 2 + 1 + 16));
+    CHECK(created.size() == static_cast<std::size_t>(2 * rounds + 2 + 1 + 16 + 1));
     for (const auto& [id, kind] : created) {
       INFO("request " << id);
       CHECK(completed[id] == 1);
