@@ -103,7 +103,7 @@ class Recorder {
   std::uint32_t add_request(MPI_Request r, bool recv, const CommInfo& comm, MPI_Comm* created = nullptr,
                             bool collective = false);
   // Called once MPI has completed the request behind handle r: the oldest request mstep saw
-  // behind that handle, removed; nullopt if none (null, persistent, foreign requests).
+  // behind that handle, removed; nullopt if none (null, inactive persistent, foreign requests).
   std::optional<RequestInfo> take_request(MPI_Request r);
   // Persistent requests by handle, from MPI_*_init to MPI_Request_free.
   void add_persistent(MPI_Request r, const PersistentRequest& p);
