@@ -167,9 +167,11 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
 
   // Through OTF2 and back (nonblocking collectives as NonBlockingCollectiveRequest/Complete,
   // persistent receives as MpiIrecvRequest in their Start): the same calls, bytes and messages,
-  // and the same prediction within 1%: OTF2 does not say that the tag-31 Start came from
-  // MPI_Ssend_init, so after import that one message is charged as a standard (eager) send, about
-  // 0.6% of this run. (A made-up clock drift once stretched it by 2%: model/trace/timeline.cpp.)
+  // and the same prediction but for one message: OTF2 does not say that the tag-31 Start came
+  // from MPI_Ssend_init, so after import it is charged as a standard (eager) send, without the
+  // synchronous send's handshake: with these parameters (o + L + o = 1.2 us each way) 2.4 us were
+  // seen; 10 us allowed. (A made-up clock drift once stretched the whole run by 2%:
+  // model/trace/timeline.cpp.)
   const fs::path archive = dir.parent_path() / "otf2", back = dir.parent_path() / "back";
   REQUIRE(run({kMstep, "export", dir.string(), "--otf2", archive.string()}).code == 0);
   const Result imported = run({kMstep, "import", "--otf2", archive.string(), "-o", back.string()});
@@ -184,7 +186,7 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
     CHECK(again.at("mpi_time").at(name).at("bytes") == f.at("bytes"));
   }
   CHECK(again.at("models").at("LogGPS").at("predicted_s").get<double>() ==
-        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-2));
+        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-4).margin(1e-5));
 }
 
 TEST_CASE("coverage: neighbourhood collectives are one record per message, matched as such", "[coverage]") {
