@@ -56,6 +56,27 @@ inline void set_received(Event& e, const CommInfo& c, const MPI_Status& st) {
   e.recv_bytes = e.peer == kNoPeer ? 0 : received_bytes(st);
 }
 
+// What a probe found (Probe, Mprobe): the message's source and tag; for MPI_PROC_NULL, no peer
+// and the probe's own tag.
+inline void set_probed(Event& e, const CommInfo& c, int source, int tag, const MPI_Status& st) {
+  e.comm = c.id;
+  e.peer = source == MPI_PROC_NULL ? kNoPeer : c.world_rank(st.MPI_SOURCE);
+  e.tag = source == MPI_PROC_NULL ? tag : st.MPI_TAG;
+}
+
+// A nonblocking probe (Iprobe, Improbe): what it found, or kIncomplete with its posted source and tag.
+inline void set_iprobed(Event& e, const CommInfo& c, int source, int tag, bool found, const MPI_Status& st) {
+  e.comm = c.id;
+  e.tag = tag;
+  e.peer = posted_source(c, source);
+  if (!found) {
+    e.flags = kIncomplete;
+  } else if (source != MPI_PROC_NULL) {
+    e.peer = c.world_rank(st.MPI_SOURCE);
+    e.tag = st.MPI_TAG;
+  }
+}
+
 inline int comm_rank(MPI_Comm comm) {
   int r = 0;
   PMPI_Comm_rank(comm, &r);

@@ -149,10 +149,7 @@ extern "C" int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status)
   Event e = begin_event(Op::Probe, MSTEP_CALLER);
   const int rc = PMPI_Probe(source, tag, comm, st);
   e.t_exit = now_ticks();
-  const CommInfo& c = g_recorder.comm(comm);
-  e.comm = c.id;
-  e.peer = source == MPI_PROC_NULL ? kNoPeer : c.world_rank(st->MPI_SOURCE);
-  e.tag = source == MPI_PROC_NULL ? tag : st->MPI_TAG;
+  set_probed(e, g_recorder.comm(comm), source, tag, *st);
   g_recorder.record(e);
   return rc;
 }
@@ -164,16 +161,7 @@ extern "C" int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Sta
   Event e = begin_event(Op::Iprobe, MSTEP_CALLER);
   const int rc = PMPI_Iprobe(source, tag, comm, flag, st);
   e.t_exit = now_ticks();
-  const CommInfo& c = g_recorder.comm(comm);
-  e.comm = c.id;
-  e.tag = tag;
-  e.peer = posted_source(c, source);
-  if (!*flag) {
-    e.flags = kIncomplete;
-  } else if (source != MPI_PROC_NULL) {
-    e.peer = c.world_rank(st->MPI_SOURCE);
-    e.tag = st->MPI_TAG;
-  }
+  set_iprobed(e, g_recorder.comm(comm), source, tag, *flag, *st);
   g_recorder.record(e);
   return rc;
 }

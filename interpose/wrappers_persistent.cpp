@@ -126,9 +126,7 @@ extern "C" int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* messa
   const int rc = PMPI_Mprobe(source, tag, comm, message, st);
   e.t_exit = now_ticks();
   const CommInfo& c = g_recorder.comm(comm);
-  e.comm = c.id;
-  e.peer = source == MPI_PROC_NULL ? kNoPeer : c.world_rank(st->MPI_SOURCE);
-  e.tag = source == MPI_PROC_NULL ? tag : st->MPI_TAG;
+  set_probed(e, c, source, tag, *st);
   if (rc == MPI_SUCCESS) g_recorder.add_message(*message, c);
   g_recorder.record(e);
   return rc;
@@ -143,18 +141,9 @@ extern "C" int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Me
   const int rc = PMPI_Improbe(source, tag, comm, flag, message, st);
   e.t_exit = now_ticks();
   const CommInfo& c = g_recorder.comm(comm);
-  e.comm = c.id;
-  e.tag = tag;
-  e.peer = posted_source(c, source);
-  if (rc != MPI_SUCCESS || !*flag) {
-    e.flags = kIncomplete;
-  } else {
-    g_recorder.add_message(*message, c);
-    if (source != MPI_PROC_NULL) {
-      e.peer = c.world_rank(st->MPI_SOURCE);
-      e.tag = st->MPI_TAG;
-    }
-  }
+  const bool found = rc == MPI_SUCCESS && *flag;
+  set_iprobed(e, c, source, tag, found, *st);
+  if (found) g_recorder.add_message(*message, c);
   g_recorder.record(e);
   return rc;
 }

@@ -13,6 +13,7 @@
 #include <otf2/otf2.h>
 
 #include "model/trace/comm_ids.hpp"
+#include "model/trace/matching.hpp"
 #include "model/trace/rank_comms.hpp"
 #include "model/trace/timeline.hpp"
 
@@ -54,13 +55,6 @@ OTF2_RegionRole region_role(Op op) {
     case Role::Other: break;
   }
   return OTF2_REGION_ROLE_FUNCTION;
-}
-
-// A record that receives a message: a Recv, or the receive half of a Sendrecv or of a Wait/Test
-// (not a started persistent receive, which is posted like an Irecv).
-bool receive_side(const Event& e) {
-  const Role r = event_role(e);
-  return r == Role::Recv || (r != Role::Irecv && (e.flags & kRecvHalf));
 }
 
 OTF2_CollectiveOp collective_op(Op op) {
@@ -135,7 +129,7 @@ class RankWriter {
       // Send sides at the call's entry, receive sides at its exit (OTF2 wants time order).
       for (const Event& e : call_) {
         const Role r = event_role(e);
-        if (receive_side(e) || (e.flags & kIncomplete)) continue;
+        if (is_p2p_recv(e) || (e.flags & kIncomplete)) continue;
         const std::int64_t peer = partner(e);
         switch (r) {
           case Role::Send: case Role::SendRecv:
@@ -166,7 +160,7 @@ class RankWriter {
         }
       }
       for (const Event& e : call_) {
-        if (!receive_side(e) || (e.flags & kIncomplete)) continue;
+        if (!is_p2p_recv(e) || (e.flags & kIncomplete)) continue;
         const std::int64_t peer = partner(e);
         if (peer < 0) continue;
         const OTF2_CommRef c = comm_of(e.comm);
