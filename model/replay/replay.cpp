@@ -1,20 +1,776 @@
-// The replay's entry points (semantics in model/replay/replay.hpp): the engine
-// (replay_engine.hpp) run over every rank, and what the result says besides the times.
+// The replay loop (semantics in model/replay/replay.hpp). Ranks advance through their records as far as
+// the times they depend on are known; a rank that needs a partner's time not known yet (a send
+// start for a receive, a receive post for a rendezvous send) stops, and the partner wakes it when
+// it publishes that time. Each rank's records are read a window at a time and linked to their
+// partners as they are read (model/replay/replay_link.cpp); a message or a collective instance is
+// freed when its last record is replayed. No virtual call per record: the cost model is a
+// template parameter, and records are read in windows.
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
-#include "model/replay/replay_engine.hpp"
+#include "model/replay/replay_costs.hpp"
+#include "model/replay/replay_plan.hpp"
 
 namespace mstep::model {
 namespace {
 
-using detail::Engine;
+using detail::CollectiveUses;
+using detail::kCold;
+using detail::kFresh;
+using detail::kNone;
 using detail::LinearModelCost;
+using detail::Linker;
+using detail::LiveInstance;
+using detail::LiveMsg;
 using detail::LogGPSCost;
 using detail::MessageWait;
+using detail::kUnknown;
+using detail::RankWindow;
 using detail::RunInfo;
+using detail::Slot;
+
+
+// A window may grow this far past an Irecv whose completion has not been read before the replay
+// gives up waiting for it (it is then an Irecv never completed: no message).
+constexpr std::uint32_t kMaxLookahead = 1u << 22;
+
+// A rank file read an Events frame at a time (ReplayInput::files), handed to the replay `step`
+// records at a time: the window stays small however large the recorder's frames (linking far
+// ahead of the replay only fills the channels).
+class FileSource final : public detail::RecordSource {
+ public:
+  FileSource(const std::string& path, std::uint32_t step)
+      : reader_(path, std::max<std::uint32_t>(step, 1)), step_(std::max<std::uint32_t>(step, 1)) {}
+  bool read(detail::BigVector<Event>& out) override {
+    if (at_ == frame_.size()) {
+      frame_.clear();
+      at_ = 0;
+      if (!reader_.read(frame_)) return false;
+    }
+    const std::size_t k = std::min<std::size_t>(step_, frame_.size() - at_);
+    out.insert(out.end(), frame_.begin() + static_cast<std::ptrdiff_t>(at_), frame_.begin() + static_cast<std::ptrdiff_t>(at_ + k));
+    at_ += k;
+    return true;
+  }
+
+ private:
+  RankEventReader reader_;
+  std::uint32_t step_;
+  std::vector<Event> frame_;  // the frame being handed out
+  std::size_t at_ = 0;
+};
+
+// ---- The loop ------------------------------------------------------------------------------
+
+enum class Mode : std::uint8_t { Between, InCall, InColl, Done };
+
+struct RankState {
+  RankWindow* w = nullptr;
+  std::uint32_t pos = 0;                 // next position to start a call at
+  std::uint32_t first = 0, last = 0;     // the current call's records [first, last)
+  std::uint32_t cursor = 0;              // the record being completed
+  std::uint32_t start_pos = 0;           // first position after MPI_Init
+  Mode mode = Mode::Done;
+  bool blocked = false;
+  bool force = false;                    // deadlock fallback: resolve the next unknown time
+  double t = 0;                          // end of the last completed call
+  double entry = 0;                      // entry of the current call
+  Op call_op = Op::Init;                 // its operation (for the observer)
+  double end = 0;                        // completion of the current call so far
+  double pending = 0;                    // computation seen between records of one call
+  double last_ts = -1e300;               // start of the rank's last send (for g)
+  double spt = 1e-9;
+  std::uint64_t last_exit = 0;
+  // What was read of the rank: records, and its recorded end (MPI_Finalize entry, else the
+  // exit of its last record in the file).
+  std::uint64_t records = 0;
+  std::uint64_t finalize_enter = 0, last_record_exit = 0;
+  bool finalize_seen = false;
+  // The collective in progress.
+  std::uint32_t inst = kNone;
+  std::uint32_t me = 0;                  // its rank in the instance's communicator
+  std::uint32_t step = 0, nsteps = 0, op = 0;
+  bool step_open = false;
+  double step_start = 0, step_end = 0;
+  std::vector<CollOp> prog;
+  std::vector<std::uint32_t> steps;
+  // Requests of nonblocking collectives that kept their recorded duration: their completing
+  // Wait/Test keeps its own too (in flight only: a completion removes its entry).
+  std::vector<std::uint32_t> recorded_icolls;
+
+  std::uint32_t at(std::uint32_t p) const { return w->order.empty() ? p : w->order[p]; }
+  const Event& rec(std::uint32_t p) const { return w->ev[at(p) - w->base]; }
+  std::uint32_t link(std::uint32_t p) const { return w->link[at(p) - w->base]; }
+  double gap(std::uint64_t t_enter) const {
+    return t_enter > last_exit ? static_cast<double>(t_enter - last_exit) * spt : 0.0;
+  }
+  double recorded(const Event& e) const {
+    return e.t_exit > e.t_enter ? static_cast<double>(e.t_exit - e.t_enter) * spt : 0.0;
+  }
+};
+
+template <class Cost>
+class Engine {
+ public:
+  Engine(const ReplayInput& in, RunInfo& run, const Cost& cost, ReplayResult& out)
+      : run_(run), linker_(run), cost_(cost), out_(out), collect_waits_(in.window == 0), observer_(in.observer) {
+    const std::size_t P = run.ranks.size();
+    states_.resize(P);
+    windows_.resize(P);
+    ready_.reserve(P);
+    cold_on_ = cost.cold().any();
+    // Pair counts in a dense matrix up to 2048 ranks (16 MiB): a hash lookup per eager message
+    // costs the replay ~15% of its speed.
+    if (cold_on_ && cost.cold().messages > 0 && P <= 2048) pair_dense_.assign(P * P, 0);
+    for (std::size_t r = 0; r < P; ++r) {
+      if (!run.ranks[r].present) continue;
+      const RankTrace* tp = in.ranks[r];
+      bool stream = false;
+      if (r < in.files.size()) {
+        if (in.window == 0 || tp->several_threads) {
+          // Needed whole (a whole replay, or threads to put in order of entry): read it all.
+          loaded_.push_back(std::make_unique<RankTrace>(read_rank_trace(in.files[r])));
+          tp = loaded_.back().get();
+        } else {
+          stream = true;
+        }
+      }
+      const RankTrace& t = *tp;
+      RankWindow& w = windows_[r];
+      RankState& s = states_[r];
+      s.w = &w;
+      s.spt = run.ranks[r].spt;
+      // Several threads: their frames interleave in the file; the rank is read whole and
+      // replayed in order of entry (stable, so a call's continuation records stay behind their
+      // first record).
+      const bool threads = std::any_of(t.event_thread.begin(), t.event_thread.end(),
+                                       [&](std::uint16_t th) { return th != t.event_thread.front(); });
+      if (stream) {
+        w.source = std::make_unique<FileSource>(in.files[r], in.window);
+      } else if (in.window == 0 || threads) {
+        w.ev = t.events.data();
+        w.size = static_cast<std::uint32_t>(t.events.size());
+        w.link.assign(w.size, kNone);
+        note_read(s, 0);
+        linker_.link(static_cast<std::uint32_t>(r), w, 0);
+        linker_.finish(static_cast<std::uint32_t>(r), w);
+        if (threads) {
+          w.order.resize(w.size);
+          for (std::uint32_t i = 0; i < w.size; ++i) w.order[i] = i;
+          std::stable_sort(w.order.begin(), w.order.end(),
+                           [&](std::uint32_t a, std::uint32_t b) { return w.ev[a].t_enter < w.ev[b].t_enter; });
+        }
+      } else {
+        // In memory already: windows over it, no copy.
+        w.view = w.ev = t.events.data();
+        w.view_total = static_cast<std::uint32_t>(t.events.size());
+        w.view_step = in.window;
+      }
+    }
+    // Read whole: what is left in a channel was never received (or never sent).
+    if (std::none_of(windows_.begin(), windows_.end(), [](const RankWindow& w) { return w.more(); }))
+      linker_.unlink_unmatched(windows_);
+    for (std::size_t r = 0; r < P; ++r) {
+      if (!run.ranks[r].present) continue;
+      RankState& s = states_[r];
+      // Start after MPI_Init, at its exit (or at the first record without one).
+      s.start_pos = 0;
+      if (!have(s, 0)) continue;
+      s.last_exit = s.rec(0).t_enter;
+      for (std::uint32_t p = 0; have(s, p); ++p) {
+        const Event& e = s.rec(p);
+        if (e.op == Op::Init || e.op == Op::Init_thread) {
+          s.start_pos = p + 1;
+          s.last_exit = e.t_exit;
+          break;
+        }
+      }
+      s.pos = s.start_pos;
+      s.t = in.timeline.seconds(static_cast<int>(r), s.last_exit);
+      start_s_.push_back(s.t);
+      s.mode = Mode::Between;
+      ready_.push_back(static_cast<std::uint32_t>(r));
+    }
+  }
+
+  void run() {
+    for (;;) {
+      while (!ready_.empty()) {
+        const std::uint32_t r = ready_.back();
+        ready_.pop_back();
+        advance(states_[r]);
+      }
+      // Nothing can move: either all ranks are done, or the model deadlocked where the run did
+      // not. Resolve the earliest blocked call and go on.
+      std::uint32_t pick = kNone;
+      double earliest = 0;
+      for (std::uint32_t r = 0; r < states_.size(); ++r) {
+        const RankState& s = states_[r];
+        if (!s.blocked) continue;
+        const double when = s.mode == Mode::InColl ? s.step_start : s.entry;
+        if (pick == kNone || when < earliest) pick = r, earliest = when;
+      }
+      if (pick == kNone) break;
+      states_[pick].blocked = false;
+      states_[pick].force = true;
+      ready_.push_back(pick);
+    }
+    // The rest of every rank's records: read to the end for its recorded end and record count.
+    for (std::uint32_t r = 0; r < states_.size(); ++r)
+      if (states_[r].w)
+        while (windows_[r].more()) load(r);
+  }
+
+  // Per rank: predicted end, recorded end (ticks), records after MPI_Init.
+  double finish(std::size_t r) const { return states_[r].t; }
+  std::uint64_t recorded_end(std::size_t r) const {
+    const RankState& s = states_[r];
+    return s.finalize_seen ? s.finalize_enter : s.last_record_exit;
+  }
+  std::uint64_t records(std::size_t r) const { return states_[r].records - states_[r].start_pos; }
+  bool present(std::size_t r) const { return states_[r].w && states_[r].records > 0; }
+  double zero() const { return start_s_.empty() ? 0.0 : *std::min_element(start_s_.begin(), start_s_.end()); }
+  std::vector<MessageWait>& message_waits() { return message_waits_; }
+  CollectiveUses uses_;
+  std::uint64_t unusable_collectives_ = 0;
+  std::uint64_t recorded_substitutes_ = 0;  // of those, libmstep's planned broadcasts (esssp, auto)
+  std::uint64_t undecomposed_collectives_ = 0;  // of those, operations without an algorithm (Scan)
+  std::uint64_t nonblocking_collectives_ = 0;   // charged as their blocking versions at their start
+
+ private:
+  // ---- Reading -------------------------------------------------------------------------------
+
+  void note_read(RankState& s, std::uint32_t from) {
+    const RankWindow& w = *s.w;
+    for (std::uint32_t i = from; i < w.end(); ++i) {
+      const Event& e = w.ev[i - w.base];
+      if (e.op == Op::Finalize) s.finalize_seen = true, s.finalize_enter = e.t_enter;
+    }
+    if (w.end() > from) s.last_record_exit = w.ev[w.end() - 1 - w.base].t_exit;
+    s.records = w.end();
+  }
+
+  // Reads the next window of rank r, dropping the records it is through with.
+  void load(std::uint32_t r) {
+    RankWindow& w = windows_[r];
+    RankState& s = states_[r];
+    if (!w.more()) return;
+    const std::uint32_t keep = std::min(s.mode == Mode::InCall ? s.first : s.pos, linker_.linked_end(r, w));
+    if (keep > w.base) {
+      const std::uint32_t drop = std::min(keep, w.end()) - w.base;
+      if (!w.view) w.owned.erase(w.owned.begin(), w.owned.begin() + drop);
+      w.link.erase(w.link.begin(), w.link.begin() + drop);
+      w.base += drop;
+      w.size -= drop;
+    }
+    const std::uint32_t from = w.end();
+    if (w.view) {
+      w.size += std::min(w.view_step, w.view_total - from);
+      w.ev = w.view + w.base;
+    } else if (w.source->read(w.owned)) {
+      w.ev = w.owned.data();
+      w.size = static_cast<std::uint32_t>(w.owned.size());
+    } else {
+      w.source.reset();
+    }
+    if (w.end() > from) {
+      w.link.resize(w.size, kNone);
+      note_read(s, from);
+      linker_.link(r, w, from);
+    }
+    if (!w.more()) {
+      linker_.finish(r, w);
+      return;
+    }
+    if (w.end() - linker_.linked_end(r, w) > kMaxLookahead) linker_.give_up_oldest(r, w);
+  }
+
+  // Whether position p exists, reading until it is linked for good.
+  bool have(RankState& s, std::uint32_t p) {
+    const auto r = static_cast<std::uint32_t>(&s - states_.data());
+    for (;;) {
+      if (p < linker_.linked_end(r, *s.w)) return true;
+      if (!s.w->more()) return p < s.w->end();
+      load(r);
+    }
+  }
+
+  // ---- Machine terms -------------------------------------------------------------------------
+
+  void wake(std::int32_t rank) {
+    if (rank < 0) return;
+    RankState& s = states_[static_cast<std::size_t>(rank)];
+    if (s.blocked) {
+      s.blocked = false;
+      ready_.push_back(static_cast<std::uint32_t>(rank));
+    }
+  }
+  // The cold start (model/params/cold_start.hpp): whether the next k-byte message from src to dst is
+  // still among the first of its pair, counted in the sender's order.
+  bool take_cold(std::size_t src, std::int32_t dst, std::uint64_t k) {
+    if (!cold_on_ || !cost_.cold().applies(k) || dst < 0) return false;
+    const std::size_t P = states_.size();
+    if (!pair_dense_.empty() && static_cast<std::size_t>(dst) < P)
+      return ++pair_dense_[src * P + static_cast<std::size_t>(dst)] <= cost_.cold().messages;
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | static_cast<std::uint32_t>(dst);
+    return ++pair_sent_[key] <= cost_.cold().messages;
+  }
+  // Fresh buffers: whether rank `dst` has received k bytes before.
+  bool take_fresh(std::size_t dst, std::uint64_t k) {
+    if (!cold_on_ || !cost_.cold().fresh_applies(k)) return false;
+    if (seen_sizes_.empty()) seen_sizes_.resize(states_.size());
+    std::vector<std::uint64_t>& seen = seen_sizes_[dst];
+    const auto at = std::lower_bound(seen.begin(), seen.end(), k);
+    if (at != seen.end() && *at == k) return false;
+    seen.insert(at, k);
+    return true;
+  }
+  double cold_send(const LiveMsg& m) const { return (m.machine & kCold) ? cost_.cold().send : 0.0; }
+  double cold_recv(const LiveMsg& m) const { return (m.machine & kCold) ? cost_.cold().recv : 0.0; }
+  double fresh(const LiveMsg& m, std::uint64_t k) const {
+    return (m.machine & kFresh) ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
+  }
+  double cold_send(const Slot& sl) const { return sl.cold ? cost_.cold().send : 0.0; }
+  double cold_recv(const Slot& sl) const { return sl.cold ? cost_.cold().recv : 0.0; }
+  double fresh(const Slot& sl, std::uint64_t k) const {
+    return sl.fresh ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
+  }
+  // A machine term paid by rank s in the collective it is in.
+  void charge(const RankState& s, double seconds) {
+    out_.machine_charges.push_back({static_cast<std::int32_t>(&s - states_.data()),
+                                    linker_.instance(s.inst).event[s.me], seconds});
+  }
+  // A message's last record is replayed: what it leaves behind, then it is freed.
+  void retire(std::uint32_t id) {
+    if (!linker_.release_ref(id)) return;
+    const LiveMsg& m = linker_.msg(id);
+    if (m.matched()) {
+      if (m.machine & kCold) {
+        out_.machine_charges.push_back({m.src, m.send_event, cold_send(m)});
+        out_.machine_charges.push_back({m.dst, m.recv_event, cold_recv(m)});
+      }
+      if (m.machine & kFresh) out_.machine_charges.push_back({m.dst, m.recv_event, fresh(m, m.bytes)});
+      if (collect_waits_) message_waits_.push_back({m.src, m.send_event, m.sender_wait, m.receiver_wait});
+    }
+    linker_.free_msg(id);
+  }
+
+  bool synchronous(const LiveMsg& m, std::uint64_t bytes) const {
+    if (m.mode == detail::kSynchronous) return Cost::kSynchronousSends;
+    if (m.mode == detail::kBuffered) return false;
+    return cost_.rendezvous(bytes);
+  }
+  // The deadlock fallback: true once, if the rank was chosen to break a cycle. A partner whose
+  // records are all read and never met this message means it has none: not a deadlock.
+  bool forced(RankState& s, const LiveMsg& m, std::int32_t partner, bool& unmatched) {
+    if (!s.force) return false;
+    s.force = false;
+    unmatched = !m.matched() && (partner < 0 || !windows_[static_cast<std::size_t>(partner)].more());
+    if (!unmatched) ++out_.model_deadlocks;
+    return true;
+  }
+  bool forced(RankState& s) {
+    if (!s.force) return false;
+    s.force = false;
+    ++out_.model_deadlocks;
+    return true;
+  }
+  double keep_recorded(const RankState& s, const Event& e) {
+    ++out_.recorded_calls;
+    return s.entry + s.recorded(e);
+  }
+
+  // ---- Calls ---------------------------------------------------------------------------------
+
+  void advance(RankState& s) {
+    for (;;) {
+      switch (s.mode) {
+        case Mode::Done: return;
+        case Mode::Between:
+          if (!start_call(s)) return;
+          break;
+        case Mode::InCall:
+          if (!complete_call(s)) return;
+          break;
+        case Mode::InColl:
+          if (!run_collective(s)) return;
+          break;
+      }
+    }
+  }
+
+  // Reads the next call: its computation gap, its entry, and publishes the times it gives
+  // partners (send starts, receive posts). False when the rank is done.
+  bool start_call(RankState& s) {
+    while (have(s, s.pos) && s.rec(s.pos).op == Op::ToolFlush) {  // the tool's time: dropped
+      const Event& f = s.rec(s.pos);
+      s.pending += s.gap(f.t_enter);
+      s.last_exit = std::max(s.last_exit, f.t_exit);
+      ++s.pos;
+    }
+    if (!have(s, s.pos)) {
+      s.mode = Mode::Done;
+      return false;
+    }
+    {
+      const Event& e = s.rec(s.pos);
+      s.entry = s.t + s.pending + s.gap(e.t_enter);
+      s.pending = 0;
+      s.call_op = e.op;
+      if (e.op == Op::Finalize) {
+        s.t = s.entry;
+        told(s);
+        s.mode = Mode::Done;
+        return false;
+      }
+      const Role role = event_role(e);
+      if (role == Role::CollRootOut || role == Role::CollRootIn || role == Role::CollAll) {
+        const std::uint32_t p = s.pos++;
+        s.last_exit = std::max(s.last_exit, e.t_exit);
+        return start_collective(s, p);
+      }
+    }
+    s.first = s.pos;
+    s.last = s.pos + 1;
+    while (have(s, s.last)) {
+      const Event& next = s.rec(s.last);
+      if (!next.continuation() && next.op != Op::ToolFlush) break;
+      ++s.last;
+    }
+    for (std::uint32_t p = s.first; p < s.last; ++p) publish(s, s.rec(p), s.link(p));
+    s.cursor = s.first;
+    s.end = s.entry;
+    s.mode = Mode::InCall;
+    return true;
+  }
+
+  void publish(RankState& s, const Event& e, std::uint32_t m) {
+    if (m == kNone) return;
+    const Role role = event_role(e);
+    LiveMsg& g = linker_.msg(m);
+    const bool recv_half = e.flags & kRecvHalf;
+    const auto me = static_cast<std::size_t>(&s - states_.data());
+    if (role == Role::Send || role == Role::Isend || (role == Role::SendRecv && !recv_half)) {
+      g.ts = std::max(s.entry, s.last_ts + cost_.gap());
+      s.last_ts = g.ts;
+      if (cold_on_ && take_cold(me, e.peer, e.send_bytes)) g.machine |= kCold;
+      wake(e.peer);  // the destination
+    } else if (role == Role::Recv || role == Role::Irecv || (role == Role::SendRecv && recv_half) ||
+               (role == Role::Complete && recv_half && g.tr == kUnknown)) {  // its Irecv was not recorded
+      g.tr = s.entry;
+      if (cold_on_ && take_fresh(me, g.bytes)) g.machine |= kFresh;
+      wake(e.peer >= 0 ? e.peer : g.src);  // an Irecv from MPI_ANY_SOURCE
+    }
+  }
+
+  bool complete_call(RankState& s) {
+    for (; s.cursor < s.last; ++s.cursor) {
+      const Event& e = s.rec(s.cursor);
+      const std::uint32_t m = s.link(s.cursor);
+      if (e.op == Op::ToolFlush) {
+        s.pending += s.gap(e.t_enter);
+      } else {
+        double done;
+        if (!complete_record(s, e, m, done)) {
+          s.blocked = true;
+          return false;
+        }
+        s.end = std::max(s.end, done);
+        if (m != kNone) retire(m);
+      }
+      s.last_exit = std::max(s.last_exit, e.t_exit);
+    }
+    s.t = s.end;
+    told(s);
+    s.pos = s.last;
+    s.mode = Mode::Between;
+    return true;
+  }
+
+  // When the record's part of the call is done; false if that needs a time not known yet.
+  bool complete_record(RankState& s, const Event& e, std::uint32_t m, double& done) {
+    const Role role = event_role(e);
+    const bool recv_half = e.flags & kRecvHalf;
+    switch (role) {
+      case Role::Recv: return complete_receive(s, e, m, done);
+      case Role::SendRecv: return recv_half ? complete_receive(s, e, m, done) : complete_send(s, e, m, done);
+      case Role::Send: return complete_send(s, e, m, done);
+      case Role::Isend:
+        done = m == kNone ? keep_recorded(s, e) : linker_.msg(m).ts + cost_.send_cpu(e.send_bytes) + cold_send(linker_.msg(m));
+        return true;
+      case Role::Irecv:
+        done = m == kNone ? keep_recorded(s, e) : s.entry;
+        return true;
+      case Role::Complete:
+        if (e.flags & kCollDone) {  // its collective was charged whole at its start ...
+          const auto it = std::find(s.recorded_icolls.begin(), s.recorded_icolls.end(), e.request);
+          if (it == s.recorded_icolls.end()) {
+            done = s.entry;
+            return true;
+          }
+          s.recorded_icolls.erase(it);  // ... or kept its recorded time, and so does this
+          done = keep_recorded(s, e);
+          return true;
+        }
+        if (m == kNone || (e.flags & kIncomplete)) {
+          done = keep_recorded(s, e);
+          return true;
+        }
+        return recv_half ? complete_receive(s, e, m, done) : complete_send(s, e, m, done);
+      default: done = keep_recorded(s, e); return true;
+    }
+  }
+
+  // A blocking send (entry = ts) or the Wait of an Isend (entry >= ts + T1).
+  bool complete_send(RankState& s, const Event& e, std::uint32_t m, double& done) {
+    if (m == kNone) {
+      done = keep_recorded(s, e);
+      return true;
+    }
+    LiveMsg& g = linker_.msg(m);
+    const bool blocking = event_role(e) != Role::Complete;
+    // The Wait of an Isend carries no size: the message's.
+    const std::uint64_t k = blocking ? e.send_bytes : g.bytes;
+    if (!synchronous(g, k)) {
+      done = blocking ? g.ts + cost_.send_cpu(k) + cold_send(g) : s.entry;
+      return true;
+    }
+    if (g.tr == kUnknown) {
+      bool unmatched = false;
+      if (!forced(s, g, g.other, unmatched)) return false;
+      done = unmatched ? keep_recorded(s, e) : std::max(s.entry, g.ts + cost_.send_cpu(k) + cold_send(g));  // as eager
+      return true;
+    }
+    done = std::max(s.entry, cost_.rndv_sender_done(k, g.ts, g.tr) + fresh(g, k));
+    g.sender_wait = static_cast<float>(std::max(0.0, g.tr - std::max(s.entry, cost_.rts_arrival(g.ts))));
+    return true;
+  }
+
+  // Recv, Sendrecv's receive half, or the Wait/Test completing an Irecv: all at entry tc.
+  bool complete_receive(RankState& s, const Event& e, std::uint32_t m, double& done) {
+    if (m == kNone) {
+      done = keep_recorded(s, e);
+      return true;
+    }
+    LiveMsg& g = linker_.msg(m);
+    if (g.ts == kUnknown) {
+      bool unmatched = false;
+      if (!forced(s, g, g.other, unmatched)) return false;
+      done = unmatched ? keep_recorded(s, e) : s.entry + s.recorded(e);
+      return true;
+    }
+    const double tc = s.entry;
+    const double tr = g.tr == kUnknown ? tc : g.tr;
+    const std::uint64_t k = e.recv_bytes;
+    const bool sync = synchronous(g, k);
+    const double data = (sync ? cost_.rndv_arrival(k, g.ts, tr) : cost_.eager_arrival(k, g.ts) + cold_send(g)) + fresh(g, k);
+    done = std::max(tc, std::max(tr, data) + cost_.recv_cpu(k) + cold_recv(g));
+    g.receiver_wait = static_cast<float>(std::max(0.0, (sync ? cost_.rts_arrival(g.ts) : data) - tc));
+    return true;
+  }
+
+  // ---- Collectives: each member runs its program of point-to-point steps.
+
+  // The collective record at position p: its instance once every member has read it.
+  bool start_collective(RankState& s, std::uint32_t p) {
+    const Event& e = s.rec(p);
+    const std::uint32_t id = s.link(p);
+    if (id == kNone) {
+      s.t = keep_recorded(s, e);
+      if (is_nonblocking_collective(e.op) && e.request) s.recorded_icolls.push_back(e.request);
+      told(s);
+      return true;
+    }
+    LiveInstance& inst = linker_.instance(id);
+    if (!inst.bad && inst.registered < inst.shape.n) read_members_to(inst);
+    const bool usable = !inst.bad && inst.shape.n > 0 && inst.registered == inst.shape.n &&
+                        inst.shape.algo != CollAlgo::Unsupported;
+    if (!usable) {
+      const Event& again = s.rec(p);  // reading other ranks leaves this window as it was
+      s.t = keep_recorded(s, again);
+      if (is_nonblocking_collective(again.op) && again.request) s.recorded_icolls.push_back(again.request);
+      told(s);
+      ++unusable_collectives_;
+      if (!inst.bad && inst.shape.substitute && inst.shape.algo == CollAlgo::Unsupported) ++recorded_substitutes_;
+      else if (!inst.bad && inst.shape.n > 0 && inst.registered == inst.shape.n &&
+               inst.shape.algo == CollAlgo::Unsupported)
+        ++undecomposed_collectives_;
+      if (++inst.finished == inst.registered) linker_.free_instance(id);
+      return true;
+    }
+    if (is_nonblocking_collective(s.rec(p).op)) ++nonblocking_collectives_;
+    begin_collective(s, s.rec(p), s.at(p), id);
+    return true;
+  }
+
+  // The residual of `shape`'s operation at its block size, per round of its algorithm relative to
+  // the same operation's at 2 ranks (where it was measured). MPICH's algorithms only: libmstep's
+  // substitutes were not measured.
+  double calibrated_residual(const CollShape& shape) const {
+    if (!run_.collective_times || shape.substitute || shape.algo == CollAlgo::Unsupported || shape.algo == CollAlgo::Nothing)
+      return 0;
+    const auto it = run_.collective_times->find(blocking_collective(shape.op));
+    if (it == run_.collective_times->end()) return 0;
+    const CollShape two = choose_collective(shape.op, 2, 0, shape.m, CollectiveSubstitutes{});
+    const std::uint32_t r2 = std::max<std::uint32_t>(coll_rounds(two), 1);
+    return it->second.residual(shape.m) * static_cast<double>(coll_rounds(shape)) / static_cast<double>(r2);
+  }
+
+  // Reads ahead in the members that have not read their record of this instance yet, until they
+  // have or their records end.
+  void read_members_to(LiveInstance& inst) {
+    const auto k = static_cast<std::uint32_t>(inst.key & 0xffffffffu);
+    for (const std::int32_t m : *inst.members) {
+      const auto r = static_cast<std::uint32_t>(m);
+      while (windows_[r].more() && linker_.collectives_read(r, inst.gcomm) <= k) load(r);
+    }
+  }
+
+  // `event`: the collective record's index in the rank's records (file order).
+  void begin_collective(RankState& s, const Event& e, std::uint32_t event, std::uint32_t id) {
+    LiveInstance& inst = linker_.instance(id);
+    const std::uint32_t me = run_.ranks[static_cast<std::size_t>(&s - states_.data())].crank_of[e.comm];
+    if (inst.slots.empty()) {
+      inst.rounds = coll_rounds(inst.shape);
+      inst.residual = calibrated_residual(inst.shape);
+      inst.slots.assign(static_cast<std::size_t>(inst.rounds) * inst.shape.n, Slot{});
+      inst.arrival.assign(inst.shape.n, 0.0);
+      inst.end.assign(inst.shape.n, 0.0);
+      inst.event.assign(inst.shape.n, 0);
+    }
+    s.inst = id;
+    s.me = me;
+    inst.arrival[me] = s.entry;
+    inst.event[me] = event;
+    // The program is written into one scratch buffer sized for the largest communicator, then
+    // kept in the rank's own buffers at its exact size: a rank's buffers grow to the largest
+    // program it runs (log n for a barrier), never to n per rank for every rank (ranks squared).
+    const std::uint32_t cap = coll_max_ops(std::max<std::uint32_t>(inst.shape.n, 1));
+    if (scratch_ops_.size() < cap) scratch_ops_.resize(cap), scratch_steps_.resize(cap);
+    std::uint32_t nops = 0;
+    coll_program(inst.shape, me, scratch_ops_.data(), scratch_steps_.data(), nops, s.nsteps);
+    if (s.prog.size() < nops) s.prog.resize(nops);
+    if (s.steps.size() < s.nsteps) s.steps.resize(s.nsteps);
+    std::copy_n(scratch_ops_.data(), nops, s.prog.data());
+    std::copy_n(scratch_steps_.data(), s.nsteps, s.steps.data());
+    s.step = 0;
+    s.op = 0;
+    s.step_open = false;
+    s.end = s.entry;
+    s.mode = Mode::InColl;
+  }
+
+  bool run_collective(RankState& s) {
+    LiveInstance& inst = linker_.instance(s.inst);
+    Slot* slots = inst.slots.data();
+    const std::int32_t* world = inst.members->data();
+    const auto self = static_cast<std::size_t>(&s - states_.data());
+    while (s.step < s.nsteps) {
+      const std::uint32_t b = s.step ? s.steps[s.step - 1] : 0, end = s.steps[s.step];
+      if (!s.step_open) {  // post the receives, then issue the sends one after the other
+        s.step_start = s.end;
+        double cpu = s.end;
+        for (std::uint32_t i = b; i < end; ++i) {
+          const CollOp& op = s.prog[i];
+          if (op.send) continue;
+          slots[op.slot].tr = s.step_start;
+          slots[op.slot].fresh = take_fresh(self, op.bytes);
+          if (slots[op.slot].fresh) charge(s, fresh(slots[op.slot], op.bytes));
+          wake(world[op.peer]);
+        }
+        for (std::uint32_t i = b; i < end; ++i) {
+          const CollOp& op = s.prog[i];
+          if (!op.send) continue;
+          const double ts = std::max(cpu, s.last_ts + cost_.gap());
+          s.last_ts = ts;
+          slots[op.slot].ts = ts;
+          slots[op.slot].cold = take_cold(self, world[op.peer], op.bytes);
+          cpu = ts + cost_.send_cpu(op.bytes) + cold_send(slots[op.slot]);
+          if (slots[op.slot].cold) charge(s, cold_send(slots[op.slot]));
+          wake(world[op.peer]);
+        }
+        s.step_end = cpu;
+        s.op = b;
+        s.step_open = true;
+      }
+      for (; s.op < end; ++s.op) {
+        const CollOp& op = s.prog[s.op];
+        const Slot& sl = slots[op.slot];
+        const bool rv = cost_.rendezvous(op.bytes);
+        if (op.send) {
+          if (!rv) continue;
+          if (sl.tr == kUnknown) {
+            if (!forced(s)) return block(s);
+            continue;  // resolved as eager
+          }
+          s.step_end = std::max(s.step_end, cost_.rndv_sender_done(op.bytes, sl.ts, sl.tr) + fresh(sl, op.bytes));
+        } else {
+          double data;
+          if (sl.ts == kUnknown) {
+            if (!forced(s)) return block(s);
+            data = cost_.eager_arrival(op.bytes, s.step_start);  // as if sent when posted
+          } else {
+            data = (rv ? cost_.rndv_arrival(op.bytes, sl.ts, sl.tr) : cost_.eager_arrival(op.bytes, sl.ts) + cold_send(sl)) +
+                   fresh(sl, op.bytes);
+          }
+          s.step_end = std::max(s.step_end, std::max(s.step_start, data) + cost_.recv_cpu(op.bytes) + cold_recv(sl));
+          if (sl.cold) charge(s, cold_recv(sl));
+        }
+      }
+      s.end = s.step_end;
+      ++s.step;
+      s.step_open = false;
+    }
+    // The calibrated residual: what MPICH's collective costs beyond its messages. A negative one
+    // (back-to-back transfers overlap more than the messages' sum) never ends a call before its entry.
+    if (inst.residual != 0) s.end = std::max(s.end + inst.residual, s.entry);
+    inst.end[s.me] = s.end;
+    s.t = s.end;
+    told(s);
+    if (++inst.finished == inst.shape.n) {
+      uses_.add(inst, out_);
+      linker_.free_instance(s.inst);
+    }
+    s.inst = kNone;
+    s.mode = Mode::Between;
+    return true;
+  }
+
+  bool block(RankState& s) {
+    s.blocked = true;
+    return false;
+  }
+
+  RunInfo& run_;
+  Linker linker_;
+  const Cost cost_;
+  ReplayResult& out_;
+  const bool collect_waits_;  // per-message waits kept (the whole-trace form of the result)
+  ReplayObserver* const observer_;
+  // The call that just ended on rank `s` (entry s.entry, exit s.t) to the observer, if any.
+  void told(const RankState& s) {
+    if (observer_) [[unlikely]]
+      observer_->call(static_cast<std::int32_t>(&s - states_.data()), s.call_op, s.entry, s.t);
+  }
+  std::vector<RankState> states_;
+  std::vector<RankWindow> windows_;
+  std::vector<std::unique_ptr<RankTrace>> loaded_;  // rank files read whole (see the constructor)
+  std::vector<std::uint32_t> ready_;
+  std::vector<double> start_s_;
+  std::vector<MessageWait> message_waits_;
+  bool cold_on_ = false;                                        // the cost model has a cold start
+  std::unordered_map<std::uint64_t, std::uint32_t> pair_sent_;  // beyond 2048 ranks
+  std::vector<std::uint32_t> pair_dense_;                       // [src * P + dst], up to 2048 ranks
+  // Per receiving rank, the sizes it has received before, sorted: programs use few sizes, so a
+  // binary search beats hashing, and a new size (an insert) is rare.
+  std::vector<std::vector<std::uint64_t>> seen_sizes_;
+  std::vector<CollOp> scratch_ops_;
+  std::vector<std::uint32_t> scratch_steps_;
+};
 
 template <class Cost>
 ReplayResult replay(const ReplayInput& in, const Cost& cost) {
