@@ -35,6 +35,7 @@ constexpr std::array kLeaves{
     Leaf{"Gl", Quantity::PerByte, Section::LogGPS, false},
     Leaf{"s", Quantity::Bytes, Section::LogGPS, false},
     Leaf{"S", Quantity::Bytes, Section::LogGPS, false},
+    Leaf{"H", Quantity::Time, Section::LogGPS, false},
     Leaf{"mpm.g", Quantity::PerByte, Section::Mpm, false},
     Leaf{"mpm.L", Quantity::Time, Section::Mpm, true},
     Leaf{"linear.below.T0", Quantity::Time, Section::Linear, true},
@@ -65,6 +66,7 @@ constexpr std::array kNames{
     Name{"Gl", {"Gl"}},
     Name{"s", {"s"}},
     Name{"S", {"S"}},
+    Name{"H", {"H"}},
     Name{"mpm.g", {"mpm.g"}},
     Name{"mpm.L", {"mpm.L"}},
     Name{"linear.T0", {"linear.below.T0", "linear.above.T0"}},
@@ -118,6 +120,7 @@ Field field(CalibrationParams& p, std::string_view name) {
   if (name == "Gl") return &p.loggps->Gl;
   if (name == "s") return &p.loggps->s;
   if (name == "S") return &p.loggps->S;
+  if (name == "H") return &p.loggps->H;
   if (name == "mpm.g") return &p.mpm->g;
   if (name == "mpm.L") return &p.mpm->L;
   if (name == "linear.below.T0") return &p.linear->model.below.T0;

@@ -473,6 +473,31 @@ LoggpsFit derive_loggps(std::span<const PrttPoint> points, std::uint64_t S_measu
   clamp(P.Gs, "Gs", static_cast<double>(std::min(s, points.back().bytes)), P.g);
   clamp(P.Gl, "Gl", static_cast<double>(points.back().bytes), out.gap_long_fit(static_cast<double>(points.back().bytes)));
 
+  // The rendezvous (RendezvousModel::Delivered, H). Measured on shared memory and on TCP alike:
+  // from S on, a blocking send takes as long as the half round trip, the sizes' slope is the
+  // long gap's Gl (not Os + Gl + Or), and the intercept is more than T4 + T5 + T1 + T2 + T3
+  // (UCX over TCP: by 25-30 us). H is that excess: the median, over the sizes from S to 4 S of
+  // the first half-round-trip segment from S on, of the measured half round trip less the model's
+  // without H. Only up to 4 S: there the handshake is most of the time, and beyond it a slope
+  // that differs from Gl (caches, TCP's windows) would move H.
+  P.rendezvous_model = RendezvousModel::Delivered;
+  P.H = 0;
+  for (const Segment& sg : out.rtt_segments) {
+    if (sg.begin != at_S || at_S >= rtt.size()) continue;
+    std::vector<double> excess;
+    for (std::size_t i = sg.begin; i < sg.end; ++i)
+      if (std::find(sg.outliers.begin(), sg.outliers.end(), i) == sg.outliers.end() &&
+          (i == sg.begin || points[i].bytes < 4 * S))
+        excess.push_back(rtt[i].y - LogGPS{P}.end_to_end(points[i].bytes, 0.0, -1.0));
+    if (excess.empty()) break;
+    const double h = median(excess);
+    if (h < 0 && -h > 0.05 * rtt[at_S].y)
+      out.warnings.push_back(fmt::format("H came out negative ({:.3g} s: rendezvous sizes took less than "
+                                         "T4 + T5 + T1 + T2 + T3) and was set to 0", h));
+    P.H = std::max(0.0, h);
+    break;
+  }
+
   auto check = [&](const std::string& what, const LineFit& f, double factor = 1,
                    const char* why = "noisy timings?") {
     if (f.points >= 3 && f.rel_rms > factor * residual_warning)

@@ -123,6 +123,14 @@ LogGPSParams read_loggps(const Reader& r, const json& j) {
   p.s = r.bytes(j["s"], "s", true);
   p.S = r.bytes(j["S"], "S", true);
   if (const json* P = r.find(j, "P")) p.P = r.processes(*P, "P");
+  // Beyond MODELS.md, written by `mstep calibrate` since format 1 grew them; absent, the paper's.
+  if (const json* H = r.find(j, "H")) p.H = r.number(*H, "H", false);
+  if (const json* m = r.find(j, "rendezvous")) {
+    const std::string name = r.text(*m, "rendezvous");
+    if (name == "paper") p.rendezvous_model = RendezvousModel::Paper;
+    else if (name == "delivered") p.rendezvous_model = RendezvousModel::Delivered;
+    else r.fail("rendezvous", fmt::format("expected \"paper\" or \"delivered\", got \"{}\"", name));
+  }
   return p;
 }
 
@@ -355,6 +363,10 @@ std::string params_to_json(const CalibrationParams& p) {
     j["L"] = num(l.L), j["o"] = num(l.o), j["Os"] = num(l.Os), j["Or"] = num(l.Or);
     j["g"] = num(l.g), j["Gs"] = num(l.Gs), j["Gl"] = num(l.Gl);
     j["s"] = size(l.s), j["S"] = size(l.S), j["P"] = l.P;
+    if (l.H != 0 || l.rendezvous_model != RendezvousModel::Paper) {
+      j["H"] = num(l.H);
+      j["rendezvous"] = l.rendezvous_model == RendezvousModel::Delivered ? "delivered" : "paper";
+    }
   }
   if (p.cold) {
     const ColdStart& c = *p.cold;

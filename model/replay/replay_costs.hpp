@@ -23,8 +23,8 @@ struct LogGPSCost {
   double recv_cpu(std::uint64_t k) const { return m.T3(k); }
   double eager_arrival(std::uint64_t k, double ts) const { return ts + m.T1(k) + m.T2(k); }
   double rts_arrival(double ts) const { return ts + m.p.o + m.p.L; }
-  double rndv_sender_done(std::uint64_t k, double ts, double tr) const { return ts + m.T4(ts, tr) + m.T5() + m.T1(k); }
-  double rndv_arrival(std::uint64_t k, double ts, double tr) const { return rndv_sender_done(k, ts, tr) + m.T2(k); }
+  double rndv_sender_done(std::uint64_t k, double ts, double tr) const { return ts + m.synchronous_send_time(k, ts, tr); }
+  double rndv_arrival(std::uint64_t k, double ts, double tr) const { return ts + m.synchronous_arrival(k, ts, tr); }
 };
 
 struct LinearModelCost {

@@ -229,4 +229,8 @@ TEST_CASE("validate --transport both: the runs over TCP and the cross table, eac
     const double a = c.at("actual_s"), p = c.at("loggps_s");
     CHECK(c.at("loggps_error_pct").get<double>() == Approx(100 * (a - p) / a));
   }
+  // The computation of each recording against the other's: the two rows see one ratio both ways.
+  const double d0 = cross.at(0).at("computation_diff_pct"), d1 = cross.at(1).at("computation_diff_pct");
+  CHECK((1 + d0 / 100) * (1 + d1 / 100) == Approx(1));
+  CHECK(std::abs(d0) < 200);
 }

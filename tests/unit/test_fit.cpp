@@ -43,7 +43,7 @@ struct Noise {
 
 // PRTT-style curves of a LogGPS machine, as MODELS.md section 3 has them for a ping-pong whose
 // receiver is always ready (T4 = o + L + o), and a train whose synchronous sends each wait for
-// the clear-to-send.
+// the clear-to-send (a delivered rendezvous: each send of the train lasts its whole send_time).
 std::vector<PrttPoint> synthetic_curves(const LogGPSParams& p, Noise& noise) {
   const LogGPS m{p};
   std::vector<PrttPoint> out;
@@ -54,7 +54,8 @@ std::vector<PrttPoint> synthetic_curves(const LogGPSParams& p, Noise& noise) {
     pt.half_rtt = noise(m.end_to_end(k, 0.0, -1.0));
     const double per_byte = k < p.s ? kb * p.Gs
                                     : static_cast<double>(p.s) * p.Gs + (kb - static_cast<double>(p.s)) * p.Gl;
-    pt.gap = noise(p.g + per_byte + (m.rendezvous(k) ? m.T5() + 2 * p.o + p.L : 0.0));
+    pt.gap = noise(m.rendezvous(k) && p.rendezvous_model == RendezvousModel::Delivered ? m.send_time(k, 0.0, -1.0)
+                   : p.g + per_byte + (m.rendezvous(k) ? m.T5() + 2 * p.o + p.L : 0.0));
     pt.send_overhead = noise(m.send_time(k, 0.0, -1.0));
     pt.recv_overhead = noise(m.rendezvous(k) ? m.end_to_end(k, 0.0, -1.0) : m.T3(k));
     out.push_back(pt);
@@ -73,6 +74,8 @@ LogGPSParams machine() {
   p.Gl = 0.1e-9;   // long ones: 10 GB/s
   p.s = 1024;
   p.S = 12289;
+  p.H = 5.0e-6;    // the handshake beyond o + L + o, and the rendezvous measured here
+  p.rendezvous_model = RendezvousModel::Delivered;
   return p;
 }
 
@@ -220,6 +223,11 @@ TEST_CASE("LogGPS parameters recovered from noisy PRTT curves", "[fit]") {
       CHECK(p.Gl == Approx(truth.Gl).epsilon(tol));
       CHECK(p.Os == Approx(truth.Os).epsilon(rel == 0 ? tol : 0.25));
       CHECK(p.Or == Approx(truth.Or).epsilon(rel == 0 ? tol : 0.25));
+      CHECK(p.rendezvous_model == RendezvousModel::Delivered);
+      CHECK(p.H == Approx(truth.H).epsilon(rel == 0 ? tol : 0.25));
+      // ... and the rendezvous ping-pong: at S's grid size and at 256 KiB.
+      for (std::uint64_t k : {16384u, 262144u})
+        CHECK(LogGPS{p}.end_to_end(k, 0, -1) == Approx(LogGPS{truth}.end_to_end(k, 0, -1)).epsilon(tol));
       // The model reproduces the small-message half round trip it was fitted to.
       CHECK(LogGPS{p}.end_to_end(8, 0, -1) == Approx(LogGPS{truth}.end_to_end(8, 0, -1)).epsilon(tol));
       if (rel == 0) CHECK(fit.warnings.empty());
@@ -380,6 +388,8 @@ TEST_CASE("Parameter file round trip", "[params]") {
   CHECK(q.loggps->s == 1024);
   CHECK(q.loggps->S == 12289);
   CHECK(q.loggps->P == 2);
+  CHECK(q.loggps->H == p.loggps->H);
+  CHECK(q.loggps->rendezvous_model == RendezvousModel::Delivered);
   REQUIRE(q.mpm);
   CHECK(q.mpm->g == p.mpm->g);
   CHECK(q.mpm->patterns.size() == 2);
@@ -416,6 +426,12 @@ TEST_CASE("Parameter file round trip", "[params]") {
     std::filesystem::remove(file);
     CHECK_THROWS_WITH(read_params(file), Catch::Contains("mstep_test_params.json: cannot read parameter file: no such file"));
   }
+  SECTION("a file without H and rendezvous (older mstep, presets) keeps MODELS.md's formulas") {
+    const CalibrationParams o = parse_params(R"({"L": 1e-6, "o": 1e-7, "Os": 0, "Or": 0, "g": 0, "Gs": 0, "Gl": 0, "s": 10, "S": 100})", "old.json");
+    CHECK(o.loggps->H == 0);
+    CHECK(o.loggps->rendezvous_model == RendezvousModel::Paper);
+    CHECK(params_to_json(o).find("rendezvous") == std::string::npos);
+  }
   SECTION("an MPM-only preset") {
     const CalibrationParams m = parse_params(R"({"mpm": {"g": 7.3e-9, "L": -2.11e-5}})", "t3e.json");
     CHECK_FALSE(m.loggps);
@@ -438,6 +454,9 @@ TEST_CASE("Parameter file errors name the file and the key", "[params]") {
         "p.json: key 's': expected a non-negative whole number of bytes (or null for infinite), got 1.5");
   CHECK(error_of(R"({"mpm": {"g": 1}})") == "p.json: key 'mpm.L': missing");
   CHECK(error_of(R"({"L": 1, )" + ok + R"(, "P": 0})") == "p.json: key 'P': expected a process count of at least 1, got 0");
+  CHECK(error_of(R"({"L": 1, )" + ok + R"(, "H": -1e-6})") == "p.json: key 'H': -1e-06 is out of range: expected seconds, finite and >= 0");
+  CHECK(error_of(R"({"L": 1, )" + ok + R"(, "rendezvous": "fast"})") ==
+        "p.json: key 'rendezvous': expected \"paper\" or \"delivered\", got \"fast\"");
   CHECK(error_of(R"({"mpm": {"g": 1, "L": 1, "combine": "min"}})") ==
         "p.json: key 'mpm.combine': expected \"sum\" or \"max\", got \"min\"");
   CHECK(error_of(R"({"mpm": {"g": 1, "L": 1, "h": [1, 2], "patterns": {"E": {"g": 1, "L": 1, "seconds": [1]}}}})") ==

@@ -148,3 +148,47 @@ TEST_CASE("LogP: no per-byte terms, every message costs o + L + o", "[loggps]") 
 TEST_CASE("Consecutive sends are g apart", "[loggps]") {
   CHECK(LogGPS{kMachine}.earliest_next_send(10) == Approx(11));  // 10 + g = 10 + 1
 }
+
+TEST_CASE("The delivered rendezvous and H (calibrated, beyond MODELS.md)", "[loggps]") {
+  LogGPSParams p = kMachine;
+  p.H = 30;
+  p.rendezvous_model = RendezvousModel::Delivered;
+  const LogGPS m{p};
+  SECTION("below S nothing changes") {
+    const LogGPS paper{kMachine};
+    for (std::uint64_t k : {0, 50, 100, 500, 999}) {
+      CHECK(m.T1(k) == paper.T1(k));
+      CHECK(m.T2(k) == paper.T2(k));
+      CHECK(m.T3(k) == paper.T3(k));
+      CHECK(m.send_time(k, 0, 10) == paper.send_time(k, 0, 10));
+      CHECK(m.recv_time(k, 0, 10) == paper.recv_time(k, 0, 10));
+    }
+  }
+  SECTION("k = 2000, MPI_Send at ts = 100, MPI_Recv at tr = 120 (20 late)") {
+    // T1 = o = 2, T3 = o = 2 (no Os, Or); T2 = L + k Gl = 5 + 2000*0.005 = 15 (every byte at Gl);
+    // T4 = max(7, 20) + 2 = 22; T5 = 2 + 5 + 2 + H = 39.
+    CHECK(m.T1(2000) == Approx(2));
+    CHECK(m.T2(2000) == Approx(15));
+    CHECK(m.T3(2000) == Approx(2));
+    CHECK(m.T5() == Approx(39));
+    // MPI_Send returns when the data is delivered: T4 + T5 + T1 + T2 = 22 + 39 + 2 + 15 = 78.
+    CHECK(m.send_time(2000, 100, 120) == Approx(78));
+    CHECK(m.synchronous_arrival(2000, 100, 120) == Approx(78));
+    // The wait for the late receiver is still (tr - ts) - (o + L) = 13.
+    CHECK(m.sender_wait(2000, 100, 120) == Approx(13));
+    // MPI_Recv = max(7 - 20, 0) + o + T5 + T1 + T2 + T3 = 0 + 2 + 39 + 2 + 15 + 2 = 60;
+    // end to end 22 + 39 + 2 + 15 + 2 = 80 = 20 + 60.
+    CHECK(m.recv_time(2000, 100, 120) == Approx(60));
+    CHECK(m.end_to_end(2000, 100, 120) == Approx(80));
+  }
+  SECTION("an MPI_Ssend below S waits for its receive and its delivery too") {
+    // k = 500: T1 = 52, T2 = 8 (below S: the paper's); T4 = 22, T5 = 39: 22 + 39 + 52 + 8 = 121.
+    CHECK(m.synchronous_send_time(500, 100, 120) == Approx(121));
+    CHECK(LogGPS{kMachine}.synchronous_send_time(500, 100, 120) == Approx(22 + 9 + 52));  // paper: no T2, no H
+  }
+  SECTION("H alone, paper formulas otherwise: T5 = 9 + 30") {
+    LogGPSParams q = kMachine;
+    q.H = 30;
+    CHECK(LogGPS{q}.send_time(2000, 100, 120) == Approx(233 + 30));
+  }
+}

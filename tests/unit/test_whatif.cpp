@@ -124,7 +124,7 @@ TEST_CASE("whatif: bad edits are one clear line", "[whatif]") {
   CHECK(contains(unit, "s, ms, us"));
   const std::string name = error_of([] { set("Q=1us"); });
   CHECK(contains(name, "unknown parameter 'Q'"));
-  CHECK(contains(name, "L, o, Os, Or, g, G, Gs, Gl, s, S, mpm.g, mpm.L, linear.T0, linear.B"));
+  CHECK(contains(name, "L, o, Os, Or, g, G, Gs, Gl, s, S, H, mpm.g, mpm.L, linear.T0, linear.B"));
   CHECK(contains(error_of([] { set("L=2"); }), "L=2: a time needs a unit (s, ms, us"));
   CHECK(contains(error_of([] { set("linear.B=5Gb/s"); }), "linear.B=5Gb/s: unknown unit 'Gb/s' for a bandwidth"));  // 2 s or 2 us? say which
   CHECK(contains(error_of([] { set("L=-1us"); }), "cannot be negative"));

@@ -81,6 +81,11 @@ void print_params(const CalibrationParams& p, const std::string& name) {
     fmt::print("  S   synchronous sends from       {}{}\n", bytes_text(l.S),
                m.S_fit != model::kInfiniteBytes ? fmt::format("  (half round trip jumps at {} B)", m.S_fit) : "");
     fmt::print("  P   processes                    {}\n", l.P);
+    if (l.rendezvous_model == model::RendezvousModel::Delivered)
+      fmt::print("  H   rendezvous handshake beyond o + L + o: {}  (a rendezvous moves its bytes at Gl once, "
+                 "and MPI_Send returns when they are delivered)\n", time_text(l.H));
+    else if (l.H != 0)
+      fmt::print("  H   rendezvous handshake beyond o + L + o: {}\n", time_text(l.H));
     if (m.half_rtt_8B > 0)
       fmt::print("  measured half round trip of 8 B: {}  (model: o + L + o = {})\n", time_text(m.half_rtt_8B),
                  time_text(2 * l.o + l.L));

@@ -21,6 +21,10 @@ struct CrossRow {
   double actual_to_s = 0;      // the real run on `to`
   double loggps_s = 0, mpm_s = 0;  // NaN where the model is not available
   double loggps_error_pct = 0, mpm_error_pct = 0;
+  // The computation (all ranks' time outside MPI) of the recorded run against the real run's
+  // there, 100 * (recorded - there) / there: a what-if keeps the recorded computation, so a
+  // difference here is missed one for one, whatever the network model.
+  double compute_diff_pct = 0;
   std::string error;           // non-empty: the prediction failed
 };
 
