@@ -40,6 +40,10 @@ struct LogGPSParams {
   // Not in MODELS.md (0 and Paper reproduce it exactly): measured by `mstep calibrate`.
   double H = 0;  // rendezvous handshake beyond T4 + T5's o + L + o (UCX over TCP: ~30 us)
   RendezvousModel rendezvous_model = RendezvousModel::Paper;
+  // Delivered only, for the replay: the sender moves the data itself, so after the clear-to-send
+  // it leaves only once the sender is inside MPI (UCX over TCP; over shared memory the receiver
+  // copies it alone). Either way the receiver answers the request-to-send only inside MPI.
+  bool rendezvous_push = false;
 };
 
 // The same machine seen by LogGP: S = infinity, every send is asynchronous.

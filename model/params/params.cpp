@@ -131,6 +131,10 @@ LogGPSParams read_loggps(const Reader& r, const json& j) {
     else if (name == "delivered") p.rendezvous_model = RendezvousModel::Delivered;
     else r.fail("rendezvous", fmt::format("expected \"paper\" or \"delivered\", got \"{}\"", name));
   }
+  if (const json* v = r.find(j, "rendezvous_push")) {
+    if (!v->is_boolean()) r.fail("rendezvous_push", fmt::format("expected true or false, got {}", kind(*v)));
+    p.rendezvous_push = v->get<bool>();
+  }
   return p;
 }
 
@@ -366,6 +370,7 @@ std::string params_to_json(const CalibrationParams& p) {
     if (l.H != 0 || l.rendezvous_model != RendezvousModel::Paper) {
       j["H"] = num(l.H);
       j["rendezvous"] = l.rendezvous_model == RendezvousModel::Delivered ? "delivered" : "paper";
+      j["rendezvous_push"] = l.rendezvous_push;
     }
   }
   if (p.cold) {

@@ -9,6 +9,7 @@
 #include <array>
 #include <cmath>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -101,6 +102,9 @@ struct RankState {
   // Requests of nonblocking collectives that kept their recorded duration: their completing
   // Wait/Test keeps its own too (in flight only: a completion removes its entry).
   std::vector<std::uint32_t> recorded_icolls;
+  // Messages the previous call posted with an Irecv (false) or an Isend (true): their tp, or tq,
+  // is this rank's next call's entry.
+  std::vector<std::pair<std::uint32_t, bool>> posted;
 
   std::uint32_t at(std::uint32_t p) const { return w->order.empty() ? p : w->order[p]; }
   const Event& rec(std::uint32_t p) const { return w->ev[at(p) - w->base]; }
@@ -348,6 +352,13 @@ class Engine {
   void retire(std::uint32_t id) {
     if (!linker_.release_ref(id)) return;
     const LiveMsg& m = linker_.msg(id);
+    // A rank that has not entered MPI since its Irecv or Isend of this message: forget it there.
+    auto forget = [&](std::int32_t r) {
+      auto& posted = states_[static_cast<std::size_t>(r)].posted;
+      posted.erase(std::remove_if(posted.begin(), posted.end(), [&](const auto& p) { return p.first == id; }), posted.end());
+    };
+    if (m.tp == kUnknown && m.dst >= 0) forget(m.dst);
+    if (m.tq == kUnknown && m.src >= 0 && m.src != m.dst) forget(m.src);
     if (m.matched()) {
       if (m.machine & kCold) {
         out_.machine_charges.push_back({m.src, m.send_event, cold_send(m)});
@@ -357,6 +368,40 @@ class Engine {
       if (collect_waits_) message_waits_.push_back({m.src, m.send_event, m.sender_wait, m.receiver_wait});
     }
     linker_.free_msg(id);
+  }
+
+  // The rank enters MPI at t: the receives its previous call posted can answer their senders.
+  void progressed(RankState& s, double t) {
+    for (const auto& [m, sent] : s.posted) {
+      LiveMsg& g = linker_.msg(m);
+      if (sent) g.tq = t, wake(g.dst);
+      else g.tp = t, wake(g.src);
+    }
+    s.posted.clear();
+  }
+  // When the receiver answers the request-to-send of g: at its post if the request was there by
+  // then (or the receive was blocking), else at its first moment inside MPI after the request's
+  // arrival (its next call's entry: a receiver computing between Irecv and Wait answers at the
+  // Wait). False while that is not known yet.
+  bool answered(const LiveMsg& g, double& tr) const {
+    tr = g.tr;
+    if (!cost_.progress_in_mpi() || g.tp == g.tr) return true;
+    const double rts = cost_.rts_arrival(g.ts);
+    if (rts <= g.tr) return true;
+    if (g.tp == kUnknown) return false;
+    tr = std::max(rts, g.tp);
+    return true;
+  }
+
+  // A pushing rendezvous (LogGPSParams::rendezvous_push): how much later than the clear-to-send's
+  // return the data leaves, because the sender was computing then (answered at tr). False while the
+  // sender's next call after its Isend has not started.
+  bool push_delay(const LiveMsg& g, double tr, double& delay) const {
+    delay = 0;
+    if (!cost_.push() || g.tq == g.ts) return true;
+    if (g.tq == kUnknown) return false;
+    delay = std::max(0.0, g.tq - cost_.cts_back(g.ts, tr));
+    return true;
   }
 
   bool synchronous(const LiveMsg& m, std::uint64_t bytes) const {
@@ -413,6 +458,7 @@ class Engine {
       ++s.pos;
     }
     if (!have(s, s.pos)) {
+      progressed(s, s.t);  // no call after: its posts are answered when it ends
       s.mode = Mode::Done;
       return false;
     }
@@ -421,6 +467,7 @@ class Engine {
       s.entry = s.t + s.pending + s.gap(e.t_enter);
       s.pending = 0;
       s.call_op = e.op;
+      progressed(s, s.entry);
       if (e.op == Op::Finalize) {
         s.t = s.entry;
         told(s);
@@ -457,11 +504,15 @@ class Engine {
     if (role == Role::Send || role == Role::Isend || (role == Role::SendRecv && !recv_half)) {
       g.ts = std::max(s.entry, s.last_ts + cost_.gap());
       s.last_ts = g.ts;
+      if (role == Role::Isend && cost_.push()) s.posted.emplace_back(m, true);
+      else g.tq = g.ts;
       if (cold_on_ && take_cold(me, e.peer, e.send_bytes)) g.machine |= kCold;
       wake(e.peer);  // the destination
     } else if (role == Role::Recv || role == Role::Irecv || (role == Role::SendRecv && recv_half) ||
                (role == Role::Complete && recv_half && g.tr == kUnknown)) {  // its Irecv was not recorded
       g.tr = s.entry;
+      if (role == Role::Irecv && cost_.progress_in_mpi()) s.posted.emplace_back(m, false);
+      else g.tp = g.tr;
       if (cold_on_ && take_fresh(me, g.bytes)) g.machine |= kFresh;
       wake(e.peer >= 0 ? e.peer : g.src);  // an Irecv from MPI_ANY_SOURCE
     }
@@ -545,8 +596,11 @@ class Engine {
       done = unmatched ? keep_recorded(s, e) : std::max(s.entry, g.ts + cost_.send_cpu(k) + cold_send(g));  // as eager
       return true;
     }
-    done = std::max(s.entry, cost_.rndv_sender_done(k, g.ts, g.tr) + fresh(g, k));
-    g.sender_wait = static_cast<float>(std::max(0.0, g.tr - std::max(s.entry, cost_.rts_arrival(g.ts))));
+    double tr = g.tr, delay = 0;
+    if (!answered(g, tr) && !forced(s)) return false;  // forced: as if answered at the post
+    push_delay(g, tr, delay);  // this rank is in its Wait: its next call after the Isend has started
+    done = std::max(s.entry, cost_.rndv_sender_done(k, g.ts, tr) + delay + fresh(g, k));
+    g.sender_wait = static_cast<float>(std::max(0.0, tr - std::max(s.entry, cost_.rts_arrival(g.ts))));
     return true;
   }
 
@@ -567,7 +621,11 @@ class Engine {
     const double tr = g.tr == kUnknown ? tc : g.tr;
     const std::uint64_t k = e.recv_bytes;
     const bool sync = synchronous(g, k);
-    const double data = (sync ? cost_.rndv_arrival(k, g.ts, tr) : cost_.eager_arrival(k, g.ts) + cold_send(g)) + fresh(g, k);
+    double answer = tr, delay = 0;  // this rank is inside MPI now: its next call after an Irecv has started
+    if (sync && g.tr != kUnknown && !answered(g, answer)) answer = std::max(tc, cost_.rts_arrival(g.ts));
+    if (sync && !push_delay(g, answer, delay) && !forced(s)) return false;  // forced: as if it left at once
+    const double data =
+        (sync ? cost_.rndv_arrival(k, g.ts, answer) + delay : cost_.eager_arrival(k, g.ts) + cold_send(g)) + fresh(g, k);
     done = std::max(tc, std::max(tr, data) + cost_.recv_cpu(k) + cold_recv(g));
     g.receiver_wait = static_cast<float>(std::max(0.0, (sync ? cost_.rts_arrival(g.ts) : data) - tc));
     return true;

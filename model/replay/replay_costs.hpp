@@ -17,6 +17,11 @@ struct LogGPSCost {
   ColdStart cold_start;
   const ColdStart& cold() const { return cold_start; }
   static constexpr bool kSynchronousSends = true;  // MPI_Ssend waits for its receive whatever S is
+  // A receiver answers a request-to-send only inside MPI (measured, MODELS.md has no progress).
+  bool progress_in_mpi() const { return m.p.rendezvous_model == RendezvousModel::Delivered; }
+  bool push() const { return progress_in_mpi() && m.p.rendezvous_push; }
+  // When the clear-to-send is back at the sender: the data may leave.
+  double cts_back(double ts, double tr) const { return ts + m.T4(ts, tr) + m.T5(); }
   double gap() const { return m.p.g; }
   bool rendezvous(std::uint64_t k) const { return m.rendezvous(k); }
   double send_cpu(std::uint64_t k) const { return m.T1(k); }
@@ -32,6 +37,9 @@ struct LinearModelCost {
   ColdStart cold_start;
   const ColdStart& cold() const { return cold_start; }
   static constexpr bool kSynchronousSends = false;
+  bool progress_in_mpi() const { return false; }
+  bool push() const { return false; }
+  double cts_back(double ts, double) const { return ts; }
   const LinearCost& line(std::uint64_t k) const { return k < lm.boundary ? lm.below : lm.above; }
   double gap() const { return 0; }
   bool rendezvous(std::uint64_t) const { return false; }

@@ -66,6 +66,13 @@ inline constexpr std::uint8_t kCold = 1, kFresh = 2;
 struct LiveMsg {
   double ts = kUnknown;            // predicted send start
   double tr = kUnknown;            // predicted receive post
+  // Progress (a delivered rendezvous only): the receiver's first moment inside MPI from the post
+  // on: tr for a blocking receive; for an Irecv the entry of the receiver's next call, kUnknown
+  // until that call starts. MPICH answers a request-to-send only inside an MPI call.
+  double tp = kUnknown;
+  // Likewise the sender's (a pushing rendezvous only): ts for a blocking send, for an Isend the
+  // entry of the sender's next call.
+  double tq = kUnknown;
   std::uint64_t bytes = 0;         // as the receiver got it (the sender's count until then)
   std::int32_t src = -1, dst = -1; // -1: that side not read yet
   std::int32_t other = -1;         // the partner the side read first names

@@ -76,6 +76,7 @@ LogGPSParams machine() {
   p.S = 12289;
   p.H = 5.0e-6;    // the handshake beyond o + L + o, and the rendezvous measured here
   p.rendezvous_model = RendezvousModel::Delivered;
+  p.rendezvous_push = true;
   return p;
 }
 
@@ -390,6 +391,7 @@ TEST_CASE("Parameter file round trip", "[params]") {
   CHECK(q.loggps->P == 2);
   CHECK(q.loggps->H == p.loggps->H);
   CHECK(q.loggps->rendezvous_model == RendezvousModel::Delivered);
+  CHECK(q.loggps->rendezvous_push == p.loggps->rendezvous_push);
   REQUIRE(q.mpm);
   CHECK(q.mpm->g == p.mpm->g);
   CHECK(q.mpm->patterns.size() == 2);
@@ -457,6 +459,7 @@ TEST_CASE("Parameter file errors name the file and the key", "[params]") {
   CHECK(error_of(R"({"L": 1, )" + ok + R"(, "H": -1e-6})") == "p.json: key 'H': -1e-06 is out of range: expected seconds, finite and >= 0");
   CHECK(error_of(R"({"L": 1, )" + ok + R"(, "rendezvous": "fast"})") ==
         "p.json: key 'rendezvous': expected \"paper\" or \"delivered\", got \"fast\"");
+  CHECK(error_of(R"({"L": 1, )" + ok + R"(, "rendezvous_push": 1})") == "p.json: key 'rendezvous_push': expected true or false, got a number");
   CHECK(error_of(R"({"mpm": {"g": 1, "L": 1, "combine": "min"}})") ==
         "p.json: key 'mpm.combine': expected \"sum\" or \"max\", got \"min\"");
   CHECK(error_of(R"({"mpm": {"g": 1, "L": 1, "h": [1, 2], "patterns": {"E": {"g": 1, "L": 1, "seconds": [1]}}}})") ==

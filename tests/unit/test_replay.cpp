@@ -149,6 +149,60 @@ TEST_CASE("Isend / Irecv / Wait", "[replay]") {
   }
 }
 
+TEST_CASE("a delivered rendezvous waits for its receiver to be back inside MPI", "[replay][progress]") {
+  // Rank 0: Isend of 20000 B (request 1) at 3, computes 10, Wait, computes 1, Finalize.
+  // Rank 1: Irecv at 1, computes 29 (outside MPI), Wait at 30, computes 1, Finalize.
+  const Run run(std::vector<RankTrace>{
+      make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Isend, 3, 3.5, 1, 20000, 1), [] { Event w = ev(Op::Wait, 13.5, 14); w.request = 1; return w; }(),
+                       ev(Op::Finalize, 15, 16)}),
+      make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), recv(Op::Wait, 30.2, 35, 0, 20000, 1),
+                       ev(Op::Finalize, 36, 37)})});
+  LogGPSParams p = machine();
+  p.rendezvous_model = RendezvousModel::Delivered;
+  const ReplayResult r = run.loggps(p);
+  // The request-to-send arrives at 3 + o + L = 10, after the Irecv returned (at 1): rank 1 answers
+  // at its next call, the Wait at 30. T4 = max(7, 30 - 3) + 2 = 29, T5 = 9, T1 = o = 2,
+  // T2 = L + k Gl = 5 + 10 = 15: the data is there, and the send done, at 3 + 55 = 58; rank 1's
+  // Wait returns at 58 + T3 = 60. (finish_s: MPI_Finalize's entry, 1 later, less the zero, 1.)
+  // The sender waits 30 - max(15, 10) = 15 for the answer.
+  CHECK(r.finish_s[0] == Approx(58 * us));
+  CHECK(r.finish_s[1] == Approx(60 * us));
+  CHECK(r.sender_wait_s[0] == Approx(15 * us));
+  CHECK(r.receiver_wait_s[0] == 0);
+  // MODELS.md's formulas (the paper): the receiver answers at its post, the send is done at
+  // 3 + T4 (9) + T5 (9) + T1 (2) = 23, and the data is there at 23 + T2 (15.5) = 38.5.
+  const ReplayResult paper = run.loggps(machine());
+  CHECK(paper.finish_s[0] == Approx(23 * us));
+  CHECK(paper.finish_s[1] == Approx(40.5 * us));  // the Wait at 30 returns at 38.5 + T3 = 40.5
+}
+
+TEST_CASE("a pushing rendezvous (TCP) waits for its sender to be back inside MPI", "[replay][progress]") {
+  // Rank 0: Isend of 20000 B at 3, computes 35, Wait (entered at 5 + 35 = 40 in the replay).
+  // Rank 1: Irecv at 1, computes 4, Wait at 5 (inside MPI from then on).
+  Event w = ev(Op::Wait, 38.5, 39);
+  w.request = 1;
+  const Run run(std::vector<RankTrace>{
+      make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Isend, 3, 3.5, 1, 20000, 1), w, ev(Op::Finalize, 40, 41)}),
+      make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), recv(Op::Wait, 5.2, 45, 0, 20000, 1),
+                       ev(Op::Finalize, 46, 47)})});
+  LogGPSParams p = machine();
+  p.rendezvous_model = RendezvousModel::Delivered;
+  // Not pushing (shared memory): answered at 10 (rank 1 is in its Wait), T4 = 9, T5 = 9, T1 = 2,
+  // T2 = 15: data and send done at 3 + 35 = 38; rank 0's Wait (at 40) returns at once, Finalize at
+  // 41 (finish 40); rank 1's Wait returns at 38 + T3 = 40 (finish 40).
+  const ReplayResult pulled = run.loggps(p);
+  CHECK(pulled.finish_s[0] == Approx(40 * us));
+  CHECK(pulled.finish_s[1] == Approx(40 * us));
+  // Pushing: the clear-to-send is back at 3 + 9 + 9 = 21 while rank 0 computes; the data leaves
+  // at its Wait, 40, 19 later: there at 38 + 19 = 57, which is when rank 0's Wait returns (finish
+  // 57); rank 1's at 59 (finish 59).
+  p.rendezvous_push = true;
+  const ReplayResult pushed = run.loggps(p);
+  CHECK(pushed.finish_s[0] == Approx(57 * us));
+  CHECK(pushed.finish_s[1] == Approx(59 * us));
+  CHECK(pushed.model_deadlocks == 0);
+}
+
 TEST_CASE("a 4-rank barrier is a dissemination of ceil(log2 4) = 2 rounds of o + L + o", "[replay]") {
   LogGPSParams p;  // o = 2, L = 5, g = 1, no per-byte costs: a round is T1 + T2 + T3 = 9
   p.o = 2 * us;

@@ -122,7 +122,14 @@ model::CalibrationParams build_params(const Pt2ptResult& pt, const PatternResult
     out.warnings.push_back(fmt::format("fewer than two sizes below S = {} bytes: o, Os, Or, L fitted over all sizes", pt.S));
   }
   lf.params.P = static_cast<std::uint32_t>(processes);
+  lf.params.rendezvous_push = pt.push;
   out.loggps = lf.params;
+  if (pt.push_bytes > 0)
+    out.meta.notes.push_back(fmt::format(
+        "rendezvous progress: a receiver's Wait for {} B took {:.1f} us while its sender computed {:.1f} us after its "
+        "Isend: the data {} (rendezvous_push {})",
+        pt.push_bytes, 1e6 * pt.push_wait, 1e6 * pt.push_compute,
+        pt.push ? "leaves only once the sender is back inside MPI" : "moves without the sender", pt.push));
   out.warnings.insert(out.warnings.end(), lf.warnings.begin(), lf.warnings.end());
   out.meta.S_fit = lf.S_fit;
   double worst_rtt = 0, worst_gap = 0;

@@ -90,6 +90,30 @@ struct Engine {
     return wait;
   }
 
+  // a: Isend of k bytes, computes `busy` seconds, Wait; b: Irecv, Wait. b's time inside its Wait,
+  // median over reps, on both ranks. About the transfer's time if the data moves without a, about
+  // `busy` if it waits for a's Wait.
+  double pushed_wait(std::uint64_t k, double busy, int reps) {
+    std::vector<double> t;
+    for (int r = 0; r < reps; ++r) {
+      MPI_Request q;
+      MPI_Barrier(c);
+      if (a) {
+        MPI_Isend(sb, static_cast<int>(k), MPI_CHAR, peer, kTagData, c, &q);
+        spin(busy);
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Irecv(rb, static_cast<int>(k), MPI_CHAR, peer, kTagData, c, &q);
+        const double t0 = now();
+        MPI_Wait(&q, MPI_STATUS_IGNORE);
+        t.push_back(now() - t0);
+      }
+    }
+    double w = a ? 0 : model::median(t);
+    MPI_Bcast(&w, 1, MPI_DOUBLE, 1, c);
+    return w;
+  }
+
   bool bcast_flag(bool v) {
     int x = v ? 1 : 0;
     MPI_Bcast(&x, 1, MPI_INT, 0, c);
@@ -202,6 +226,14 @@ Pt2ptResult measure_pt2pt(const Comm& pair, std::vector<char>& send_buf, std::ve
       (w > late / 2 ? hi : lo) = mid;
     }
     out.S = hi;
+  }
+  // Progress: does a rendezvous move while its sender computes? At the first synchronous size,
+  // with a sender busy for 10 round trips (at least 100 us) after its Isend.
+  if (first < ns) {
+    out.push_bytes = std::max<std::uint64_t>(out.S, o.sizes[first]);
+    out.push_compute = std::max(100e-6, 10 * rtt[first]);
+    out.push_wait = e.pushed_wait(out.push_bytes, out.push_compute, o.late_reps);
+    out.push = out.push_wait > out.push_compute / 2;
   }
   progress(fmt::format("synchronous sends from {} ({:.1f} s)",
                        out.S == model::kInfiniteBytes ? std::string("no size measured") : fmt::format("{} bytes", out.S),

@@ -31,6 +31,11 @@ struct Pt2ptResult {
   std::vector<model::PrttPoint> points;
   std::vector<model::RawPoint> raw;
   std::uint64_t S = model::kInfiniteBytes;  // from the late-receiver test
+  // Whether a rendezvous transfer needs its sender inside MPI (LogGPSParams::rendezvous_push):
+  // the receiver's Wait against a sender that computes `push_compute` seconds after its Isend.
+  bool push = false;
+  double push_compute = 0, push_wait = 0;
+  std::uint64_t push_bytes = 0;
   int rounds = 0;
   double half_rtt_8B = 0;
   double seconds = 0;

@@ -83,7 +83,8 @@ void print_params(const CalibrationParams& p, const std::string& name) {
     fmt::print("  P   processes                    {}\n", l.P);
     if (l.rendezvous_model == model::RendezvousModel::Delivered)
       fmt::print("  H   rendezvous handshake beyond o + L + o: {}  (a rendezvous moves its bytes at Gl once, "
-                 "and MPI_Send returns when they are delivered)\n", time_text(l.H));
+                 "and MPI_Send returns when they are delivered; the receiver answers only inside MPI{})\n",
+                 time_text(l.H), l.rendezvous_push ? ", and the data leaves only with its sender inside MPI" : "");
     else if (l.H != 0)
       fmt::print("  H   rendezvous handshake beyond o + L + o: {}\n", time_text(l.H));
     if (m.half_rtt_8B > 0)
