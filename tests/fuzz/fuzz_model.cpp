@@ -9,7 +9,8 @@
 // Built with clang (-fsanitize=fuzzer,address,undefined) by tests/fuzz/long_fuzz.sh, not by the
 // project's build: it compiles all of model/ and format/ again with the sanitizers.
 //
-// Input: byte 0 picks the number of ranks; then 8 bytes a record:
+// Input: byte 0 picks the number of ranks (modulo 3) and the rendezvous model (its quotient by 3,
+// modulo 3); then 8 bytes a record:
 //   0 rank   1 operation   2 peer (any source, none, or a rank)   3 tag (bits 0-1) and flags (3-7)
 //   4 size   5 request id (bits 0-2) and mode flags (6-7)  6 computation before the call
 //   7 time in the call
@@ -33,13 +34,25 @@ namespace {
 using namespace mstep;
 namespace fs = std::filesystem;
 
-const model::CalibrationParams& params() {
-  static const model::CalibrationParams p = model::parse_params(
-      R"({"L": 2e-7, "o": 2e-7, "Os": 1e-8, "Or": 1e-8, "g": 2e-7, "Gs": 1e-10, "Gl": 2e-10,
+// The rendezvous three ways (LogGPSParams): MODELS.md's; delivered, with the receiver's progress;
+// and pushing, with the sender's too. Picked by the input's first byte.
+const model::CalibrationParams& params(std::uint8_t pick) {
+  static const model::CalibrationParams p[3] = {
+      model::parse_params(
+          R"({"L": 2e-7, "o": 2e-7, "Os": 1e-8, "Or": 1e-8, "g": 2e-7, "Gs": 1e-10, "Gl": 2e-10,
           "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
           "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})",
-      "fuzz-params");
-  return p;
+          "fuzz-params"),
+      model::parse_params(
+          R"({"L": 2e-7, "o": 2e-7, "Os": 1e-8, "Or": 1e-8, "g": 2e-7, "Gs": 1e-10, "Gl": 2e-10,
+          "s": 8256, "S": 8256, "H": 2e-6, "rendezvous": "delivered", "rendezvous_push": false})",
+          "fuzz-params-delivered"),
+      model::parse_params(
+          R"({"L": 2e-7, "o": 2e-7, "Os": 1e-8, "Or": 1e-8, "g": 2e-7, "Gs": 1e-10, "Gl": 2e-10,
+          "s": 4096, "S": 8256, "H": 3e-5, "rendezvous": "delivered", "rendezvous_push": true,
+          "mpm": {"g": 1e-10, "L": 1e-6}})",
+          "fuzz-params-push")};
+  return p[(pick / 3) % 3];
 }
 
 Event record(Op op, std::uint64_t enter, std::uint64_t exit) {
@@ -135,7 +148,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     const TraceDir whole = load_trace_dir(dir.string());
-    (void)model::build_report(whole, &params());
+    (void)model::build_report(whole, &params(data[0]));
     (void)model::build_report(whole, nullptr);
     std::ostringstream goal;
     (void)model::write_goal(whole, goal);
@@ -143,7 +156,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     const TraceDir meta = load_trace_dir(dir.string(), std::nullopt, {}, true);
-    if (model::can_stream(meta)) (void)model::build_report_streamed(meta, &params(), 10, 1);
+    if (model::can_stream(meta)) (void)model::build_report_streamed(meta, &params(data[0]), 10, 1);
   } catch (const std::exception&) {
   }
   return 0;
