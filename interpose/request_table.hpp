@@ -34,6 +34,10 @@ struct PersistentRequest {
   std::uint64_t bytes = 0;  // a send's size
   const CommInfo* comm = nullptr;
   std::uint8_t mode_flags = 0;  // kSyncMode (Ssend_init), kBufferedMode (Bsend_init)
+  // A persistent collective (MPI_Bcast_init, ...): the record each Start writes, as its
+  // nonblocking collective's (op, root, bytes, communicator); times and request set at the Start.
+  bool collective = false;
+  Event started{};
 };
 
 class RequestTable {

@@ -199,10 +199,10 @@ extern "C" int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newin
 // Nonblocking: the new communicator (its parent's groups) is registered now, so its id follows
 // the order of the creating calls like every other creator's, and its handle is bound when the
 // request completes (wrappers_wait.cpp), before which MPI does not let the program use it.
-extern "C" int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
-  if (!g_recorder.active()) return PMPI_Comm_idup(comm, newcomm, request);
-  Event e = begin_event(Op::Comm_idup, MSTEP_CALLER);
-  const int rc = PMPI_Comm_idup(comm, newcomm, request);
+namespace {
+// MPI_Comm_idup and MPI_Comm_idup_with_info (recorded as Comm_idup: the info changes nothing
+// mstep records): the new communicator is usable once the request completes.
+void record_idup(Event& e, MPI_Comm comm, int rc, MPI_Comm* newcomm, MPI_Request* request) {
   e.t_exit = now_ticks();
   const CommInfo& parent = g_recorder.comm(comm);
   e.comm = parent.id;
@@ -212,6 +212,22 @@ extern "C" int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* requ
     e.request = g_recorder.add_request(*request, false, made, newcomm);
   }
   g_recorder.record(e);
+}
+}  // namespace
+
+extern "C" int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  if (!g_recorder.active()) return PMPI_Comm_idup(comm, newcomm, request);
+  Event e = begin_event(Op::Comm_idup, MSTEP_CALLER);
+  const int rc = PMPI_Comm_idup(comm, newcomm, request);
+  record_idup(e, comm, rc, newcomm, request);
+  return rc;
+}
+
+extern "C" int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request) {
+  if (!g_recorder.active()) return PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+  Event e = begin_event(Op::Comm_idup, MSTEP_CALLER);
+  const int rc = PMPI_Comm_idup_with_info(comm, info, newcomm, request);
+  record_idup(e, comm, rc, newcomm, request);
   return rc;
 }
 

@@ -27,6 +27,13 @@ void record_init(Event& e, MPI_Comm comm, int partner, int tag, std::uint64_t by
 void record_start(Event e, MPI_Request handle, bool continuation) {
   if (continuation) e.flags |= kContinuation;
   if (const auto p = g_recorder.persistent(handle)) {
+    if (p->collective) {  // its own record, as the nonblocking collective it starts
+      Event c = p->started;
+      c.t_enter = e.t_enter, c.t_exit = e.t_exit, c.callsite = e.callsite;
+      c.request = g_recorder.add_request(handle, false, *p->comm, nullptr, true);
+      g_recorder.record(c);
+      return;
+    }
     e.comm = p->comm->id;
     e.peer = p->peer;
     e.tag = p->tag;
@@ -92,7 +99,24 @@ extern "C" int MPI_Startall(int count, MPI_Request requests[]) {
     g_recorder.record(e);
     return rc;
   }
-  for (int i = 0; i < count; ++i) record_start(e, requests[i], i > 0);
+  // The point-to-point requests first (one call: the first record, then continuations), then
+  // each collective one as a record of its own (a collective is never a continuation). Only the
+  // first record carries the call's duration; the later collectives start at its exit and take
+  // no time, so that the call's time is counted once.
+  bool first = true;
+  for (int i = 0; i < count; ++i) {
+    const auto p = g_recorder.persistent(requests[i]);
+    if (p && p->collective) continue;
+    record_start(e, requests[i], !first);
+    first = false;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (const auto p = g_recorder.persistent(requests[i]); p && p->collective) {
+      if (!first) e.t_enter = e.t_exit;
+      record_start(e, requests[i], false);
+      first = false;
+    }
+  }
   return rc;
 }
 

@@ -242,3 +242,70 @@ TEST_CASE("coverage: neighbourhood collectives are one record per message, match
   CHECK(rep.at("messages") == 44);
   REQUIRE(rep.at("models").at("LogGPS").at("predicted_s").is_number());
 }
+
+TEST_CASE("persistent collectives are recorded as the nonblocking collectives they start; Comm_idup_with_info as Comm_idup",
+          "[coverage]") {
+  const fs::path dir = test_dir() / "trace";
+  const int rounds = 3;
+  const Result rec = record(dir, 2, {prog("pcoll"), std::to_string(rounds)});
+  check_recorded(rec, 2);
+  const Stats s = stats(dir);
+  check_complete(s, 2);
+  for (int rank = 0; rank < 2; ++rank) {
+    INFO("rank " << rank);
+    const bool root = rank == 0;
+    // The header of pcoll.c (4 B an int, n = 2).
+    Expect e;
+    e.add("MPI_Init", 1);
+    e.add("MPI_Bcast_init", 1);
+    e.add("MPI_Allreduce_init", 1);
+    e.add("MPI_Barrier_init", 1);
+    e.add("MPI_Send_init", 1);
+    e.add("MPI_Recv_init", 1);
+    e.add("MPI_Ibcast", rounds, root ? 16 * rounds : 0, root ? 0 : 16 * rounds);  // the Starts of Bcast_init
+    e.add("MPI_Wait", rounds + 1);
+    e.add("MPI_Startall", rounds, 16 * rounds, 0);  // its point-to-point records
+    e.add("MPI_Iallreduce", rounds, 8 * rounds, 8 * rounds);
+    e.add("MPI_Ibarrier", rounds);
+    e.add("MPI_Waitall", rounds, 0, 16 * rounds);
+    e.add("MPI_Comm_idup", 1);
+    e.add("MPI_Bcast", 1, root ? 4 : 0, root ? 0 : 4);
+    e.add("MPI_Comm_free", 1);
+    e.add("MPI_Request_free", 5);
+    e.add("MPI_Finalize", 1);
+    check_rank(s.j, rank, e);
+
+    // Each started collective has its own request, completed by exactly one kCollDone (16) record;
+    // a Startall's time is counted once (its later collective records take none).
+    const json d = dump_rank(dir, rank);
+    check_all_callsites_in(d, "pcoll.c");
+    std::map<std::uint64_t, int> started, done;
+    for (const auto& x : d.at("events")) {
+      const std::string op = x.at("op");
+      const std::uint64_t id = x.at("request");
+      const int flags = x.at("flags");
+      INFO(x.dump());
+      if (op == "MPI_Ibcast" || op == "MPI_Iallreduce" || op == "MPI_Ibarrier") {
+        CHECK((flags & 1) == 0);  // never a continuation
+        REQUIRE(id != 0);
+        CHECK(++started[id] == 1);
+        if (op != "MPI_Ibcast") CHECK(x.at("duration_s") == 0.0);
+      } else if (id != 0 && (flags & 16)) {
+        ++done[id];
+      }
+    }
+    CHECK(started.size() == static_cast<std::size_t>(3 * rounds));
+    for (const auto& [id, n] : started) {
+      INFO("request " << id);
+      CHECK(done[id] == 1);
+    }
+  }
+  const fs::path params = dir.parent_path() / "params.json";
+  std::ofstream(params) << R"({"L": 1e-6, "o": 1e-7, "Os": 0, "Or": 0, "g": 1e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 64, "S": 8192})" << "\n";
+  const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
+  CHECK(rep.at("messages") == 2 * rounds);
+  const auto notes = rep.at("notes").dump();
+  INFO(notes);
+  CHECK(notes.find("18 nonblocking collective calls were charged as their blocking versions at their start") !=
+        std::string::npos);
+}
