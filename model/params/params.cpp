@@ -18,7 +18,6 @@ namespace {
 
 // Ordered on reading too: the patterns keep the order of the file.
 using json = nlohmann::ordered_json;
-using ojson = nlohmann::ordered_json;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const char* kind(const json& j) {
