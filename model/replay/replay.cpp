@@ -904,6 +904,12 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
 ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const ColdStart& cold) {
   ReplayResult r = replay(in, LogGPSCost{LogGPS{p}, cold});
   detail::note_machine_terms(cold, r);
+  if (p.S != kInfiniteBytes && p.rendezvous_model == RendezvousModel::Delivered)
+    r.notes.push_back(fmt::format(
+        "rendezvous from {} B as calibrated, not as MODELS.md: its handshake takes {:.3g} us beyond o + L + o, its "
+        "bytes move once at Gl, MPI_Send returns when they are delivered, and a request-to-send is answered only "
+        "inside MPI{}",
+        p.S, p.H * 1e6, p.rendezvous_push ? " (the data, too, leaves only with its sender inside MPI)" : ""));
   return r;
 }
 
