@@ -308,4 +308,19 @@ TEST_CASE("persistent collectives are recorded as the nonblocking collectives th
   INFO(notes);
   CHECK(notes.find("18 nonblocking collective calls were charged as their blocking versions at their start") !=
         std::string::npos);
+  // Through OTF2 and back: the same calls and bytes per function, the same prediction.
+  const fs::path archive = dir.parent_path() / "otf2", back = dir.parent_path() / "back";
+  REQUIRE(run({kMstep, "export", dir.string(), "--otf2", archive.string()}).code == 0);
+  const Result imported = run({kMstep, "import", "--otf2", archive.string(), "-o", back.string()});
+  INFO(imported.err);
+  REQUIRE(imported.code == 0);
+  const json again = mstep_json("report", back, {"--params", params.string()}, no_default_params(dir.parent_path()));
+  CHECK(again.at("problems").empty());
+  for (const auto& [name, f] : rep.at("mpi_time").items()) {
+    INFO(name);
+    CHECK(again.at("mpi_time").at(name).at("calls") == f.at("calls"));
+    CHECK(again.at("mpi_time").at(name).at("bytes") == f.at("bytes"));
+  }
+  CHECK(again.at("models").at("LogGPS").at("predicted_s").get<double>() ==
+        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-4).margin(1e-5));
 }
