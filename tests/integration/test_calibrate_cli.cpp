@@ -31,4 +31,13 @@ TEST_CASE("mstep calibrate keeps whole parameters when only MPI_Finalize does no
   REQUIRE(fs::exists(out));
   const Result show = run({kMstep, "params", "show", out.string()});
   CHECK(show.code == 0);
+  // The rendezvous as calibrated (model/cost/loggps.hpp): written and shown.
+  std::ifstream in(out);
+  const json p = json::parse(in);
+  CHECK(p.at("rendezvous") == "delivered");
+  CHECK(p.at("H").get<double>() >= 0);
+  CHECK(p.at("rendezvous_push").is_boolean());
+  CHECK(show.out.find("  H   rendezvous handshake ") != std::string::npos);
+  CHECK(show.out.find("rendezvous as calibrated: its bytes move once at Gl") != std::string::npos);
+  CHECK(p.at("meta").at("notes").dump().find("rendezvous progress: a receiver's Wait for ") != std::string::npos);
 }

@@ -81,12 +81,12 @@ void print_params(const CalibrationParams& p, const std::string& name) {
     fmt::print("  S   synchronous sends from       {}{}\n", bytes_text(l.S),
                m.S_fit != model::kInfiniteBytes ? fmt::format("  (half round trip jumps at {} B)", m.S_fit) : "");
     fmt::print("  P   processes                    {}\n", l.P);
+    if (l.H != 0 || l.rendezvous_model == model::RendezvousModel::Delivered)
+      fmt::print("  H   rendezvous handshake         {}  (beyond T4 + T5's o + L + o)\n", time_text(l.H));
     if (l.rendezvous_model == model::RendezvousModel::Delivered)
-      fmt::print("  H   rendezvous handshake beyond o + L + o: {}  (a rendezvous moves its bytes at Gl once, "
-                 "and MPI_Send returns when they are delivered; the receiver answers only inside MPI{})\n",
-                 time_text(l.H), l.rendezvous_push ? ", and the data leaves only with its sender inside MPI" : "");
-    else if (l.H != 0)
-      fmt::print("  H   rendezvous handshake beyond o + L + o: {}\n", time_text(l.H));
+      fmt::print("      rendezvous as calibrated: its bytes move once at Gl, MPI_Send returns when they are delivered,\n"
+                 "      a request-to-send is answered only inside MPI{}\n",
+                 l.rendezvous_push ? ", the data leaves only with its sender inside MPI" : "");
     if (m.half_rtt_8B > 0)
       fmt::print("  measured half round trip of 8 B: {}  (model: o + L + o = {})\n", time_text(m.half_rtt_8B),
                  time_text(2 * l.o + l.L));
