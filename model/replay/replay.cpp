@@ -102,9 +102,14 @@ struct RankState {
   // Requests of nonblocking collectives that kept their recorded duration: their completing
   // Wait/Test keeps its own too (in flight only: a completion removes its entry).
   std::vector<std::uint32_t> recorded_icolls;
-  // Messages the previous call posted with an Irecv (false) or an Isend (true): their tp, or tq,
-  // is this rank's next call's entry.
-  std::vector<std::pair<std::uint32_t, bool>> posted;
+  // Messages the previous call posted with an Irecv or an Isend (`sent`): their tp, or tq, is this
+  // rank's next call's entry. `event` names the record, so that a message slot freed and reused
+  // meanwhile (a request id reused without a completion, say) is not taken for it.
+  struct Posted {
+    std::uint32_t msg, event;
+    bool sent;
+  };
+  std::vector<Posted> posted;
 
   std::uint32_t at(std::uint32_t p) const { return w->order.empty() ? p : w->order[p]; }
   const Event& rec(std::uint32_t p) const { return w->ev[at(p) - w->base]; }
@@ -355,7 +360,7 @@ class Engine {
     // A rank that has not entered MPI since its Irecv or Isend of this message: forget it there.
     auto forget = [&](std::int32_t r) {
       auto& posted = states_[static_cast<std::size_t>(r)].posted;
-      posted.erase(std::remove_if(posted.begin(), posted.end(), [&](const auto& p) { return p.first == id; }), posted.end());
+      posted.erase(std::remove_if(posted.begin(), posted.end(), [&](const auto& p) { return p.msg == id; }), posted.end());
     };
     if (m.tp == kUnknown && m.dst >= 0) forget(m.dst);
     if (m.tq == kUnknown && m.src >= 0 && m.src != m.dst) forget(m.src);
@@ -372,10 +377,11 @@ class Engine {
 
   // The rank enters MPI at t: the receives its previous call posted can answer their senders.
   void progressed(RankState& s, double t) {
-    for (const auto& [m, sent] : s.posted) {
-      LiveMsg& g = linker_.msg(m);
-      if (sent) g.tq = t, wake(g.dst);
-      else g.tp = t, wake(g.src);
+    const auto me = static_cast<std::int32_t>(&s - states_.data());
+    for (const RankState::Posted& p : s.posted) {
+      LiveMsg& g = linker_.msg(p.msg);
+      if (p.sent && g.src == me && g.send_event == p.event && g.tq == kUnknown) g.tq = t, wake(g.dst);
+      if (!p.sent && g.dst == me && g.post_event == p.event && g.tp == kUnknown) g.tp = t, wake(g.src);
     }
     s.posted.clear();
   }
@@ -488,14 +494,14 @@ class Engine {
       if (!next.continuation() && next.op != Op::ToolFlush) break;
       ++s.last;
     }
-    for (std::uint32_t p = s.first; p < s.last; ++p) publish(s, s.rec(p), s.link(p));
+    for (std::uint32_t p = s.first; p < s.last; ++p) publish(s, s.rec(p), s.link(p), s.at(p));
     s.cursor = s.first;
     s.end = s.entry;
     s.mode = Mode::InCall;
     return true;
   }
 
-  void publish(RankState& s, const Event& e, std::uint32_t m) {
+  void publish(RankState& s, const Event& e, std::uint32_t m, std::uint32_t event) {
     if (m == kNone) return;
     const Role role = event_role(e);
     LiveMsg& g = linker_.msg(m);
@@ -504,14 +510,14 @@ class Engine {
     if (role == Role::Send || role == Role::Isend || (role == Role::SendRecv && !recv_half)) {
       g.ts = std::max(s.entry, s.last_ts + cost_.gap());
       s.last_ts = g.ts;
-      if (role == Role::Isend && cost_.push()) s.posted.emplace_back(m, true);
+      if (role == Role::Isend && cost_.push()) s.posted.push_back({m, event, true});
       else g.tq = g.ts;
       if (cold_on_ && take_cold(me, e.peer, e.send_bytes)) g.machine |= kCold;
       wake(e.peer);  // the destination
     } else if (role == Role::Recv || role == Role::Irecv || (role == Role::SendRecv && recv_half) ||
                (role == Role::Complete && recv_half && g.tr == kUnknown)) {  // its Irecv was not recorded
       g.tr = s.entry;
-      if (role == Role::Irecv && cost_.progress_in_mpi()) s.posted.emplace_back(m, false);
+      if (role == Role::Irecv && cost_.progress_in_mpi()) s.posted.push_back({m, event, false});
       else g.tp = g.tr;
       if (cold_on_ && take_fresh(me, g.bytes)) g.machine |= kFresh;
       wake(e.peer >= 0 ? e.peer : g.src);  // an Irecv from MPI_ANY_SOURCE
