@@ -234,6 +234,22 @@ TEST_CASE("LogGPS parameters recovered from noisy PRTT curves", "[fit]") {
       if (rel == 0) CHECK(fit.warnings.empty());
     }
   }
+  SECTION("a TCP-like machine: no short range below S (s = S), a 25 us handshake beyond o + L + o") {
+    // UCX over TCP as calibrated here: L 2.2 us, o 2.4 us, eager up to 8 KiB, then a rendezvous whose
+    // half round trip starts some 25 us above T4 + T5 + T1 + T2 + T3's and grows at Gl.
+    LogGPSParams tcp;
+    tcp.L = 2.2e-6, tcp.o = 2.4e-6, tcp.Os = 0.5e-9, tcp.Or = 0.02e-9, tcp.g = 5.6e-6;
+    tcp.Gs = 0.5e-9, tcp.Gl = 0.3e-9, tcp.s = 8192, tcp.S = 8192, tcp.H = 25e-6;
+    tcp.rendezvous_model = RendezvousModel::Delivered;
+    Noise noise;
+    noise.rel = 0.01;
+    const LoggpsFit fit = derive_loggps(synthetic_curves(tcp, noise), tcp.S);
+    CHECK(fit.params.H == Approx(25e-6).epsilon(0.05));
+    CHECK(fit.params.Gl == Approx(0.3e-9).epsilon(0.05));
+    // Every rendezvous byte at Gl (s = S: no s Gs term): 8 KiB and 16 KiB as the machine has them.
+    for (std::uint64_t k : {8192u, 16384u})
+      CHECK(LogGPS{fit.params}.end_to_end(k, 0, -1) == Approx(LogGPS{tcp}.end_to_end(k, 0, -1)).epsilon(0.03));
+  }
   SECTION("5% noise: the large-message and overhead parameters still hold") {
     Noise noise;
     noise.rel = 0.05;
