@@ -290,6 +290,16 @@ EditedParams adopt_network(const CalibrationParams& base, const CalibrationParam
       if (!(from == to)) out.changes.push_back({std::string(name), leaf(name).quantity, from, to});
     }
   };
+  if (base.loggps && network.loggps) {
+    // Not numbers, so not in `changes`: how the rendezvous is charged (model/cost/loggps.hpp).
+    auto how = [](const LogGPSParams& l) -> std::string {
+      if (l.rendezvous_model == RendezvousModel::Paper) return "as MODELS.md";
+      return l.rendezvous_push ? "as calibrated, the data leaving only with its sender inside MPI" : "as calibrated";
+    };
+    if (how(*base.loggps) != how(*network.loggps))
+      out.notes.push_back(fmt::format("{} charges the rendezvous {} (the baseline: {})", network_name,
+                                      how(*network.loggps), how(*base.loggps)));
+  }
   take(Section::LogGPS, [&] {
     // The processes count P describes the calibration run, not the network: kept.
     const std::uint32_t P = p.loggps ? p.loggps->P : net.loggps->P;

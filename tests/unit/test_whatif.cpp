@@ -254,6 +254,27 @@ TEST_CASE("whatif: the network of another file", "[whatif]") {
                                           "mpm.L 3 us -> -1 us"});
 }
 
+TEST_CASE("whatif: the other network's rendezvous comes with it, and a note says how it is charged", "[whatif]") {
+  const CalibrationParams base = machine();  // MODELS.md's rendezvous
+  CalibrationParams net;
+  LogGPSParams l = *base.loggps;
+  l.H = 25 * us, l.rendezvous_model = RendezvousModel::Delivered, l.rendezvous_push = true;
+  net.loggps = l;
+  const EditedParams e = adopt_network(base, net, "tcp.json");
+  CHECK(e.params.loggps->H == 25 * us);
+  CHECK(e.params.loggps->rendezvous_model == RendezvousModel::Delivered);
+  CHECK(e.params.loggps->rendezvous_push);
+  CHECK(std::any_of(e.notes.begin(), e.notes.end(), [](const std::string& n) {
+    return contains(n, "tcp.json charges the rendezvous as calibrated, the data leaving only with its sender inside "
+                       "MPI (the baseline: as MODELS.md)");
+  }));
+  std::vector<std::string> lines;
+  for (const auto& c : e.changes) lines.push_back(describe(c));
+  CHECK(lines == std::vector<std::string>{"H 0 -> 25 us"});
+  // The same network again: nothing to say about the rendezvous.
+  for (const std::string& n : adopt_network(e.params, net, "tcp.json").notes) CHECK_FALSE(contains(n, "rendezvous"));
+}
+
 TEST_CASE("whatif: the measured collectives go with the network they were measured on", "[whatif]") {
   CalibrationParams base = machine();
   base.collectives[Op::Barrier] = CollectiveTimes{{0}, {1e-6}, {0.5e-6}};
