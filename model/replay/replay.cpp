@@ -132,6 +132,8 @@ class Engine {
     windows_.resize(P);
     ready_.reserve(P);
     cold_on_ = cost.cold().any();
+    progress_on_ = cost.progress_in_mpi();
+    push_on_ = cost.push();
     // Pair counts in a dense matrix up to 2048 ranks (16 MiB): a hash lookup per eager message
     // costs the replay ~15% of its speed.
     if (cold_on_ && cost.cold().messages > 0 && P <= 2048) pair_dense_.assign(P * P, 0);
@@ -354,16 +356,20 @@ class Engine {
                                     linker_.instance(s.inst).event[s.me], seconds});
   }
   // A message's last record is replayed: what it leaves behind, then it is freed.
-  void retire(std::uint32_t id) {
-    if (!linker_.release_ref(id)) return;
-    const LiveMsg& m = linker_.msg(id);
-    // A rank that has not entered MPI since its Irecv or Isend of this message: forget it there.
+  [[gnu::noinline]] void forget_posted(const LiveMsg& m, std::uint32_t id) {
     auto forget = [&](std::int32_t r) {
       auto& posted = states_[static_cast<std::size_t>(r)].posted;
       posted.erase(std::remove_if(posted.begin(), posted.end(), [&](const auto& p) { return p.msg == id; }), posted.end());
     };
     if (m.tp == kUnknown && m.dst >= 0) forget(m.dst);
-    if (m.tq == kUnknown && m.src >= 0 && m.src != m.dst) forget(m.src);
+    if (push_on_ && m.tq == kUnknown && m.src >= 0 && m.src != m.dst) forget(m.src);
+  }
+  void retire(std::uint32_t id) {
+    if (!linker_.release_ref(id)) return;
+    const LiveMsg& m = linker_.msg(id);
+    // A rank that has not entered MPI since its Irecv or Isend of this message: forget it there.
+    if (progress_on_ && ((m.tp == kUnknown && m.dst >= 0) || (push_on_ && m.tq == kUnknown && m.src >= 0))) [[unlikely]]
+      forget_posted(m, id);
     if (m.matched()) {
       if (m.machine & kCold) {
         out_.machine_charges.push_back({m.src, m.send_event, cold_send(m)});
@@ -376,7 +382,12 @@ class Engine {
   }
 
   // The rank enters MPI at t: the receives its previous call posted can answer their senders.
+  // Inline only the test: the per-record path stays small enough for the compiler to keep the
+  // engine in one piece (out of line, the replay ran 7% more instructions).
   void progressed(RankState& s, double t) {
+    if (!s.posted.empty()) [[unlikely]] progressed_posts(s, t);
+  }
+  [[gnu::noinline]] void progressed_posts(RankState& s, double t) {
     const auto me = static_cast<std::int32_t>(&s - states_.data());
     for (const RankState::Posted& p : s.posted) {
       LiveMsg& g = linker_.msg(p.msg);
@@ -510,15 +521,19 @@ class Engine {
     if (role == Role::Send || role == Role::Isend || (role == Role::SendRecv && !recv_half)) {
       g.ts = std::max(s.entry, s.last_ts + cost_.gap());
       s.last_ts = g.ts;
-      if (role == Role::Isend && cost_.push()) s.posted.push_back({m, event, true});
-      else g.tq = g.ts;
+      if (push_on_) {  // tq is read only by a pushing rendezvous
+        if (role == Role::Isend) s.posted.push_back({m, event, true});
+        else g.tq = g.ts;
+      }
       if (cold_on_ && take_cold(me, e.peer, e.send_bytes)) g.machine |= kCold;
       wake(e.peer);  // the destination
     } else if (role == Role::Recv || role == Role::Irecv || (role == Role::SendRecv && recv_half) ||
                (role == Role::Complete && recv_half && g.tr == kUnknown)) {  // its Irecv was not recorded
       g.tr = s.entry;
-      if (role == Role::Irecv && cost_.progress_in_mpi()) s.posted.push_back({m, event, false});
-      else g.tp = g.tr;
+      if (progress_on_) {  // tp is read only when the rendezvous progresses inside MPI only
+        if (role == Role::Irecv) s.posted.push_back({m, event, false});
+        else g.tp = g.tr;
+      }
       if (cold_on_ && take_fresh(me, g.bytes)) g.machine |= kFresh;
       wake(e.peer >= 0 ? e.peer : g.src);  // an Irecv from MPI_ANY_SOURCE
     }
@@ -827,6 +842,7 @@ class Engine {
   std::vector<double> start_s_;
   std::vector<MessageWait> message_waits_;
   bool cold_on_ = false;                                        // the cost model has a cold start
+  bool progress_on_ = false, push_on_ = false;  // Cost::progress_in_mpi(), Cost::push(): the rendezvous' progress
   std::unordered_map<std::uint64_t, std::uint32_t> pair_sent_;  // beyond 2048 ranks
   std::vector<std::uint32_t> pair_dense_;                       // [src * P + dst], up to 2048 ranks
   // Per receiving rank, the sizes it has received before, sorted: programs use few sizes, so a
