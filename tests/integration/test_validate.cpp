@@ -234,3 +234,22 @@ TEST_CASE("validate --transport both: the runs over TCP and the cross table, eac
   CHECK((1 + d0 / 100) * (1 + d1 / 100) == Approx(1));
   CHECK(std::abs(d0) < 200);
 }
+
+TEST_CASE("validate calibrates, and calibrates again after the runs to see whether the machine changed speed",
+          "[validate]") {
+  const fs::path dir = test_dir();
+  const fs::path suite = write(dir / "suite.json", suite_of(kRingCase));
+  const fs::path out = dir / "out";
+  const Result r = validate(dir, {"--suite", suite.string(), "--quick", "--no-s-moved", "--transport", "shm", "-o",
+                                  out.string()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.err.find("mstep: validate: calibrating again after the runs: ") != std::string::npos);
+  CHECK(fs::exists(out / "params.json"));
+  CHECK(fs::exists(out / "params-after.json"));
+  const json j = read_json(out / "validation.json");
+  const json& change = j.at("experiments").at(0).at("speed_change");
+  // null when the two calibrations agree within 15%; else the sentence, also under the table.
+  CHECK((change.is_null() || change.get<std::string>().rfind("the machine changed speed during these runs: ", 0) == 0));
+  if (change.is_string()) CHECK(r.out.find("Warning: the machine changed speed") != std::string::npos);
+}

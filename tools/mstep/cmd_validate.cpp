@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/analysis/report.hpp"
+#include "model/analysis/speed_check.hpp"
 #include "model/analysis/validation.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
@@ -55,6 +56,7 @@ struct Experiment {
   model::CalibrationParams params;
   std::vector<Planned> runs;
   std::vector<ValidationRow> rows;
+  std::string speed_change;  // a calibration after the runs found the machine's speed moved
 };
 
 // A fresh output directory: an existing one only with -f, and only one that validate wrote.
@@ -113,6 +115,23 @@ std::string calibrate(const ValidateOptions& o, Experiment& x) {
     return fmt::format("calibration wrote a bad parameter file: {}", e.what());
   }
   return {};
+}
+
+// A quick calibration after the experiment's runs, compared with the one before them
+// (model/analysis/speed_check.hpp); a failed one says nothing.
+void check_speed(const ValidateOptions& o, Experiment& x) {
+  const std::string name = x.label.empty() ? "params-after" : "params-" + x.label + "-after";
+  const fs::path file = fs::path(o.dir) / (name + ".json");
+  const fs::path log = fs::path(o.dir) / "logs" / (name + ".log");
+  const std::vector<std::string> argv{self_exe().string(), "calibrate", "-f", "--quick", "-o", file.string()};
+  std::fprintf(stderr, "mstep: validate: calibrating again after the runs: %s%s\n",
+               x.env.empty() ? "" : (env_text(x.env) + " ").c_str(), command_line(argv).c_str());
+  if (run_logged(argv, x.env, log) != 0) return;
+  if (interrupted()) fail(130, "validate: interrupted");
+  try {
+    if (auto moved = model::speed_change(x.params, model::read_params(file))) x.speed_change = *moved;
+  } catch (const model::ParamsError&) {
+  }
 }
 
 std::string run_name(const Planned& p, int repetition) {
@@ -302,6 +321,10 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
     md += fmt::format("\n## {}\n\nParameters `{}` ({}).\n\n{}\nSummary at {} ranks:\n\n{}", title, params,
                       s_text(x), model::markdown_table(x.rows), kSummaryRanks,
                       model::summary_text(x.rows, kSummaryRanks, true));
+    if (!x.speed_change.empty()) {
+      text += "Warning: " + x.speed_change + "\n\n";
+      md += "\n**Warning**: " + x.speed_change + ".\n";
+    }
   }
   // Each case recorded on one transport, predicted for the other (whatif --network), against the
   // real runs there.
@@ -342,6 +365,7 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
     json rows = json::array();
     for (const auto& r : x.rows) rows.push_back(row_json(r));
     experiments.push_back({{"label", x.label}, {"env", x.env}, {"params", params_json(x.params_file)},
+                           {"speed_change", x.speed_change.empty() ? json(nullptr) : json(x.speed_change)},
                            {"S", bytes(x.params.loggps ? x.params.loggps->S : model::kInfiniteBytes)},
                            {"rows", rows}, {"summary", summary_json(x.rows)}});
   }
@@ -412,9 +436,11 @@ void run(const ValidateOptions& o) {
                  load, cores);
   for (auto& x : xs) {
     // Without parameters an experiment's runs all fail, but the other experiment still runs.
-    const std::string error = x.params_file.empty() ? calibrate(o, x) : std::string();
+    const bool calibrating = x.params_file.empty();  // not given a parameter file
+    const std::string error = calibrating ? calibrate(o, x) : std::string();
     if (!error.empty()) std::fprintf(stderr, "mstep: validate: %s\n", error.c_str());
     for (const Planned& p : x.runs) x.rows.push_back(run_case(o, x, p, cores, error));
+    if (calibrating && error.empty() && !x.runs.empty()) check_speed(o, x);
   }
   write_outputs(o, suite, xs, cores, load);
   std::size_t failed = 0;
