@@ -24,9 +24,9 @@ void record_init(Event& e, MPI_Comm comm, int partner, int tag, std::uint64_t by
 // One record per request started: a send with its destination and size, or a receive (kRecvHalf)
 // with its posted source; a request mstep did not see created (a persistent collective, say)
 // records no partner.
-void record_start(Event e, MPI_Request handle, bool continuation) {
+void record_start(Event e, MPI_Request handle, const std::optional<PersistentRequest>& p, bool continuation) {
   if (continuation) e.flags |= kContinuation;
-  if (const auto p = g_recorder.persistent(handle)) {
+  if (p) {
     if (p->collective) {  // its own record, as the nonblocking collective it starts
       Event c = p->started;
       c.t_enter = e.t_enter, c.t_exit = e.t_exit, c.callsite = e.callsite;
@@ -80,7 +80,7 @@ extern "C" int MPI_Start(MPI_Request* request) {
   }
   const int rc = PMPI_Start(request);
   e.t_exit = now_ticks();
-  if (rc == MPI_SUCCESS) record_start(e, *request, false);
+  if (rc == MPI_SUCCESS) record_start(e, *request, g_recorder.persistent(*request), false);
   else g_recorder.record(e);
   return rc;
 }
@@ -103,17 +103,21 @@ extern "C" int MPI_Startall(int count, MPI_Request requests[]) {
   // each collective one as a record of its own (a collective is never a continuation). Only the
   // first record carries the call's duration; the later collectives start at its exit and take
   // no time, so that the call's time is counted once.
-  bool first = true;
+  // One lookup a request on the point-to-point path; the collectives' second pass only if any.
+  bool first = true, collectives = false;
   for (int i = 0; i < count; ++i) {
     const auto p = g_recorder.persistent(requests[i]);
-    if (p && p->collective) continue;
-    record_start(e, requests[i], !first);
+    if (p && p->collective) {
+      collectives = true;
+      continue;
+    }
+    record_start(e, requests[i], p, !first);
     first = false;
   }
-  for (int i = 0; i < count; ++i) {
+  for (int i = 0; collectives && i < count; ++i) {
     if (const auto p = g_recorder.persistent(requests[i]); p && p->collective) {
       if (!first) e.t_enter = e.t_exit;
-      record_start(e, requests[i], false);
+      record_start(e, requests[i], p, false);
       first = false;
     }
   }
