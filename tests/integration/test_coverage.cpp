@@ -17,6 +17,34 @@ bool nonblocking_collective(const std::string& op) {
   return ops.count(op) == 1;
 }
 
+// The LogGPS parameters these tests report with (o + L + o = 1.2 us, S = 8 KiB).
+fs::path write_params(const fs::path& dir) {
+  const fs::path params = dir / "params.json";
+  std::ofstream(params) << R"({"L": 1e-6, "o": 1e-7, "Os": 0, "Or": 0, "g": 1e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 64, "S": 8192})" << "\n";
+  return params;
+}
+
+// The trace in `dir` exported to OTF2 and imported back, reported with `params`: no problems, the
+// same calls and bytes per function and the same LogGPS prediction as `rep`, the trace's own
+// report. Returns the imported trace's report.
+json otf2_round_trip(const fs::path& dir, const fs::path& params, const json& rep) {
+  const fs::path archive = dir.parent_path() / "otf2", back = dir.parent_path() / "back";
+  REQUIRE(run({kMstep, "export", dir.string(), "--otf2", archive.string()}).code == 0);
+  const Result imported = run({kMstep, "import", "--otf2", archive.string(), "-o", back.string()});
+  INFO(imported.err);
+  REQUIRE(imported.code == 0);
+  const json again = mstep_json("report", back, {"--params", params.string()}, no_default_params(dir.parent_path()));
+  CHECK(again.at("problems").empty());
+  for (const auto& [name, f] : rep.at("mpi_time").items()) {
+    INFO(name);
+    CHECK(again.at("mpi_time").at(name).at("calls") == f.at("calls"));
+    CHECK(again.at("mpi_time").at(name).at("bytes") == f.at("bytes"));
+  }
+  CHECK(again.at("models").at("LogGPS").at("predicted_s").get<double>() ==
+        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-4).margin(1e-5));
+  return again;
+}
+
 }  // namespace
 
 TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking collectives", "[coverage]") {
@@ -127,8 +155,7 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
   }
 
   // Every message matched: per rank 5 Startall sends, the Ssend_init's, two Sends (Mrecv, Imrecv).
-  const fs::path params = dir.parent_path() / "params.json";
-  std::ofstream(params) << R"({"L": 1e-6, "o": 1e-7, "Os": 0, "Or": 0, "g": 1e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 64, "S": 8192})" << "\n";
+  const fs::path params = write_params(dir.parent_path());
   const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
   CHECK(rep.at("messages") == 16);
   REQUIRE(rep.at("models").at("LogGPS").at("predicted_s").is_number());
@@ -172,21 +199,7 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
   // synchronous send's handshake: with these parameters (o + L + o = 1.2 us each way) 2.4 us were
   // seen; 10 us allowed. (A made-up clock drift once stretched the whole run by 2%:
   // model/trace/timeline.cpp.)
-  const fs::path archive = dir.parent_path() / "otf2", back = dir.parent_path() / "back";
-  REQUIRE(run({kMstep, "export", dir.string(), "--otf2", archive.string()}).code == 0);
-  const Result imported = run({kMstep, "import", "--otf2", archive.string(), "-o", back.string()});
-  INFO(imported.err);
-  REQUIRE(imported.code == 0);
-  const json again = mstep_json("report", back, {"--params", params.string()}, no_default_params(dir.parent_path()));
-  CHECK(again.at("messages") == 16);
-  CHECK(again.at("problems").empty());
-  for (const auto& [name, f] : rep.at("mpi_time").items()) {
-    INFO(name);
-    CHECK(again.at("mpi_time").at(name).at("calls") == f.at("calls"));
-    CHECK(again.at("mpi_time").at(name).at("bytes") == f.at("bytes"));
-  }
-  CHECK(again.at("models").at("LogGPS").at("predicted_s").get<double>() ==
-        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-4).margin(1e-5));
+  CHECK(otf2_round_trip(dir, params, rep).at("messages") == 16);
 }
 
 TEST_CASE("coverage: neighbourhood collectives are one record per message, matched as such", "[coverage]") {
@@ -236,8 +249,7 @@ TEST_CASE("coverage: neighbourhood collectives are one record per message, match
     CHECK(receives == 22);
     CHECK(coll_done == 5);  // the five nonblocking calls' completions
   }
-  const fs::path params = dir.parent_path() / "params.json";
-  std::ofstream(params) << R"({"L": 1e-6, "o": 1e-7, "Os": 0, "Or": 0, "g": 1e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 64, "S": 8192})" << "\n";
+  const fs::path params = write_params(dir.parent_path());
   const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
   CHECK(rep.at("messages") == 44);
   REQUIRE(rep.at("models").at("LogGPS").at("predicted_s").is_number());
@@ -300,8 +312,7 @@ TEST_CASE("persistent collectives are recorded as the nonblocking collectives th
       CHECK(done[id] == 1);
     }
   }
-  const fs::path params = dir.parent_path() / "params.json";
-  std::ofstream(params) << R"({"L": 1e-6, "o": 1e-7, "Os": 0, "Or": 0, "g": 1e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 64, "S": 8192})" << "\n";
+  const fs::path params = write_params(dir.parent_path());
   const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
   CHECK(rep.at("messages") == 2 * rounds);
   const auto notes = rep.at("notes").dump();
@@ -309,18 +320,5 @@ TEST_CASE("persistent collectives are recorded as the nonblocking collectives th
   CHECK(notes.find("18 nonblocking collective calls were charged as their blocking versions at their start") !=
         std::string::npos);
   // Through OTF2 and back: the same calls and bytes per function, the same prediction.
-  const fs::path archive = dir.parent_path() / "otf2", back = dir.parent_path() / "back";
-  REQUIRE(run({kMstep, "export", dir.string(), "--otf2", archive.string()}).code == 0);
-  const Result imported = run({kMstep, "import", "--otf2", archive.string(), "-o", back.string()});
-  INFO(imported.err);
-  REQUIRE(imported.code == 0);
-  const json again = mstep_json("report", back, {"--params", params.string()}, no_default_params(dir.parent_path()));
-  CHECK(again.at("problems").empty());
-  for (const auto& [name, f] : rep.at("mpi_time").items()) {
-    INFO(name);
-    CHECK(again.at("mpi_time").at(name).at("calls") == f.at("calls"));
-    CHECK(again.at("mpi_time").at(name).at("bytes") == f.at("bytes"));
-  }
-  CHECK(again.at("models").at("LogGPS").at("predicted_s").get<double>() ==
-        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-4).margin(1e-5));
+  otf2_round_trip(dir, params, rep);
 }
