@@ -21,13 +21,24 @@ double computation_s(const model::Report& r) {
   return span - in_mpi;
 }
 
+// The computation of a run's trace; NaN if it cannot be read.
+double computation_of(const std::string& trace) {
+  try {
+    return computation_s(model::build_report(load_trace_dir(trace), nullptr));
+  } catch (const std::exception&) {
+    return model::kNaN;
+  }
+}
+
+// `recorded` predicted for the other transport; `computation` gets the recorded run's (it does not
+// depend on the parameters), NaN where the prediction failed.
 CrossRow predict(const model::ValidationRow& recorded, const TransportRuns& from, const model::ValidationRow& real,
-                 const TransportRuns& to) {
+                 const TransportRuns& to, double& computation) {
   CrossRow c;
   c.case_name = recorded.case_name, c.size_label = recorded.size_label, c.ranks = recorded.ranks;
   c.from = from.name, c.to = to.name;
   c.actual_to_s = real.actual_s;
-  c.loggps_s = c.mpm_s = c.loggps_error_pct = c.mpm_error_pct = c.compute_diff_pct = model::kNaN;
+  c.loggps_s = c.mpm_s = c.loggps_error_pct = c.mpm_error_pct = c.compute_diff_pct = computation = model::kNaN;
   try {
     const model::EditedParams net = model::adopt_network(*from.params, *to.params, to.params_file);
     const TraceDir trace = load_trace_dir(recorded.trace);
@@ -38,8 +49,7 @@ CrossRow predict(const model::ValidationRow& recorded, const TransportRuns& from
       if (m.name == "LogGPS") c.loggps_s = m.predicted_s, c.loggps_error_pct = err;
       if (m.name == "MPM") c.mpm_s = m.predicted_s, c.mpm_error_pct = err;
     }
-    const double there = computation_s(model::build_report(load_trace_dir(real.trace), nullptr));
-    if (there > 0) c.compute_diff_pct = 100 * (computation_s(rep) - there) / there;
+    computation = computation_s(rep);
   } catch (const std::exception& e) {
     c.error = e.what();
   }
@@ -57,8 +67,16 @@ std::vector<CrossRow> cross_transport(const TransportRuns& a, const TransportRun
     if (!ra.ok()) continue;
     for (const auto& rb : b.rows) {
       if (!rb.ok() || rb.case_name != ra.case_name || rb.size_label != ra.size_label || rb.ranks != ra.ranks) continue;
-      out.push_back(predict(ra, a, rb, b));
-      out.push_back(predict(rb, b, ra, a));
+      // Each run's computation comes with its own prediction: no trace is read twice for it.
+      double ca = model::kNaN, cb = model::kNaN;
+      CrossRow ab = predict(ra, a, rb, b, ca), ba = predict(rb, b, ra, a, cb);
+      auto diff = [](double recorded, double there) {
+        return std::isfinite(recorded) && there > 0 ? 100 * (recorded - there) / there : model::kNaN;
+      };
+      if (ab.error.empty()) ab.compute_diff_pct = diff(ca, std::isfinite(cb) ? cb : computation_of(rb.trace));
+      if (ba.error.empty()) ba.compute_diff_pct = diff(cb, std::isfinite(ca) ? ca : computation_of(ra.trace));
+      out.push_back(std::move(ab));
+      out.push_back(std::move(ba));
     }
   }
   return out;
