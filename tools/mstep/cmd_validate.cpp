@@ -95,43 +95,48 @@ std::string env_text(const std::map<std::string, std::string>& env) {
 }
 
 // `mstep calibrate` run by this very mstep, under the experiment's environment, into
-// DIR/params[-LABEL].json. Returns the error (empty when it worked).
-std::string calibrate(const ValidateOptions& o, Experiment& x) {
-  const std::string name = x.label.empty() ? "params" : "params-" + x.label;
-  const fs::path file = fs::path(o.dir) / (name + ".json");
-  const fs::path log = fs::path(o.dir) / "logs" / ("calibrate" + (x.label.empty() ? "" : "-" + x.label) + ".log");
-  std::vector<std::string> argv{self_exe().string(), "calibrate", "-f", "-o", file.string()};
-  if (o.filter.quick) argv.push_back("--quick");
+// DIR/NAME.json (log DIR/logs/LOG.log); `what` words the progress line. Returns the error (empty
+// when it worked); `file` is the file once the calibration exited 0, and `params` what it holds.
+std::string run_calibration(const ValidateOptions& o, const Experiment& x, const std::string& name,
+                            const std::string& log_name, bool quick, const char* what, fs::path& file,
+                            model::CalibrationParams& params) {
+  const fs::path out = fs::path(o.dir) / (name + ".json");
+  const fs::path log = fs::path(o.dir) / "logs" / (log_name + ".log");
+  std::vector<std::string> argv{self_exe().string(), "calibrate", "-f", "-o", out.string()};
+  if (quick) argv.push_back("--quick");
   const std::string env = x.env.empty() ? "" : env_text(x.env) + " ";
-  std::fprintf(stderr, "mstep: validate: calibrating: %s%s (log %s)\n", env.c_str(), command_line(argv).c_str(),
+  std::fprintf(stderr, "mstep: validate: %s: %s%s (log %s)\n", what, env.c_str(), command_line(argv).c_str(),
                log.c_str());
   const int code = run_logged(argv, x.env, log);
   if (interrupted()) fail(130, "validate: interrupted");
   if (code != 0) return fmt::format("calibration failed: '{}{}' exited with code {} (log {})", env, command_line(argv), code, log.string());
-  x.params_file = file.string();
+  file = out;
   try {
-    x.params = model::read_params(file);
+    params = model::read_params(file);
   } catch (const model::ParamsError& e) {
     return fmt::format("calibration wrote a bad parameter file: {}", e.what());
   }
   return {};
 }
 
+// The experiment's calibration, DIR/params[-LABEL].json. Returns the error (empty when it worked).
+std::string calibrate(const ValidateOptions& o, Experiment& x) {
+  const std::string suffix = x.label.empty() ? "" : "-" + x.label;
+  fs::path file;
+  const std::string error =
+      run_calibration(o, x, "params" + suffix, "calibrate" + suffix, o.filter.quick, "calibrating", file, x.params);
+  if (!file.empty()) x.params_file = file.string();
+  return error;
+}
+
 // A quick calibration after the experiment's runs, compared with the one before them
 // (model/analysis/speed_check.hpp); a failed one says nothing.
 void check_speed(const ValidateOptions& o, Experiment& x) {
-  const std::string name = x.label.empty() ? "params-after" : "params-" + x.label + "-after";
-  const fs::path file = fs::path(o.dir) / (name + ".json");
-  const fs::path log = fs::path(o.dir) / "logs" / (name + ".log");
-  const std::vector<std::string> argv{self_exe().string(), "calibrate", "-f", "--quick", "-o", file.string()};
-  std::fprintf(stderr, "mstep: validate: calibrating again after the runs: %s%s\n",
-               x.env.empty() ? "" : (env_text(x.env) + " ").c_str(), command_line(argv).c_str());
-  if (run_logged(argv, x.env, log) != 0) return;
-  if (interrupted()) fail(130, "validate: interrupted");
-  try {
-    if (auto moved = model::speed_change(x.params, model::read_params(file))) x.speed_change = *moved;
-  } catch (const model::ParamsError&) {
-  }
+  const std::string name = "params" + (x.label.empty() ? "" : "-" + x.label) + "-after";
+  fs::path file;
+  model::CalibrationParams after;
+  if (!run_calibration(o, x, name, name, true, "calibrating again after the runs", file, after).empty()) return;
+  if (auto moved = model::speed_change(x.params, after)) x.speed_change = *moved;
 }
 
 std::string run_name(const Planned& p, int repetition) {
