@@ -101,14 +101,19 @@ extern "C" int MPI_Scatterv_init(const void* sendbuf, const int sendcounts[], co
   return rc;
 }
 
-extern "C" int MPI_Allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                  MPI_Request* request) {
-  MSTEP_PCOLL_BEGIN(Allgather_init, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
-  record_pcoll(e, Op::Iallgather, comm, rc, request,
-               [&](Coll& k) { bytes_all_to_all(k, sendbuf, sendcount, sendtype, recvcount, recvtype); });
-  return rc;
-}
+// Allgather_init and Alltoall_init share one signature and one byte rule.
+#define MSTEP_PCOLL_ALL_TO_ALL(NAME, STARTED)                                                                  \
+  extern "C" int MPI_##NAME(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,          \
+                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,                \
+                            MPI_Request* request) {                                                            \
+    MSTEP_PCOLL_BEGIN(NAME, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)   \
+    record_pcoll(e, Op::STARTED, comm, rc, request,                                                           \
+                 [&](Coll& k) { bytes_all_to_all(k, sendbuf, sendcount, sendtype, recvcount, recvtype); });    \
+    return rc;                                                                                                 \
+  }
+
+MSTEP_PCOLL_ALL_TO_ALL(Allgather_init, Iallgather)
+MSTEP_PCOLL_ALL_TO_ALL(Alltoall_init, Ialltoall)
 
 extern "C" int MPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
@@ -117,15 +122,6 @@ extern "C" int MPI_Allgatherv_init(const void* sendbuf, int sendcount, MPI_Datat
                     request)
   record_pcoll(e, Op::Iallgatherv, comm, rc, request,
                [&](Coll& k) { bytes_allgatherv(k, sendbuf, sendcount, sendtype, recvcounts, recvtype); });
-  return rc;
-}
-
-extern "C" int MPI_Alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                                 MPI_Request* request) {
-  MSTEP_PCOLL_BEGIN(Alltoall_init, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
-  record_pcoll(e, Op::Ialltoall, comm, rc, request,
-               [&](Coll& k) { bytes_all_to_all(k, sendbuf, sendcount, sendtype, recvcount, recvtype); });
   return rc;
 }
 
@@ -154,16 +150,14 @@ extern "C" int MPI_Reduce_scatter_block_init(const void* sendbuf, void* recvbuf,
   return rc;
 }
 
-extern "C" int MPI_Scan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                             MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  MSTEP_PCOLL_BEGIN(Scan_init, sendbuf, recvbuf, count, type, op, comm, info, request)
-  record_pcoll(e, Op::Iscan, comm, rc, request, [&](Coll& k) { bytes_scan(k, count, type); });
-  return rc;
-}
+// Scan_init and Exscan_init share one signature and one byte rule.
+#define MSTEP_PSCAN(NAME, STARTED)                                                                      \
+  extern "C" int MPI_##NAME(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, \
+                            MPI_Comm comm, MPI_Info info, MPI_Request* request) {                       \
+    MSTEP_PCOLL_BEGIN(NAME, sendbuf, recvbuf, count, type, op, comm, info, request)                     \
+    record_pcoll(e, Op::STARTED, comm, rc, request, [&](Coll& k) { bytes_scan(k, count, type); });       \
+    return rc;                                                                                          \
+  }
 
-extern "C" int MPI_Exscan_init(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                               MPI_Comm comm, MPI_Info info, MPI_Request* request) {
-  MSTEP_PCOLL_BEGIN(Exscan_init, sendbuf, recvbuf, count, type, op, comm, info, request)
-  record_pcoll(e, Op::Iexscan, comm, rc, request, [&](Coll& k) { bytes_scan(k, count, type); });
-  return rc;
-}
+MSTEP_PSCAN(Scan_init, Iscan)
+MSTEP_PSCAN(Exscan_init, Iexscan)
