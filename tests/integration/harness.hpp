@@ -80,7 +80,7 @@ class Child {
       for (const char* v : {"MSTEP_DIR", "MSTEP_ENABLE", "MSTEP_BUFFER", "MSTEP_STACK_DEPTH",
                             "MSTEP_ZSTD_LEVEL", "MSTEP_CLOCK", "MSTEP_DELAY_L", "MSTEP_DELAY_O",
                             "MSTEP_DELAY_GAP", "MSTEP_DELAY_PER_BYTE", "MSTEP_DELAY_PAIRS",
-                            "MSTEP_BARRIER", "MSTEP_BCAST"})
+                            "MSTEP_BARRIER", "MSTEP_BCAST", "MSTEP_MPIEXEC"})
         ::unsetenv(v);
       for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
       if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);

@@ -41,3 +41,14 @@ TEST_CASE("mstep calibrate keeps whole parameters when only MPI_Finalize does no
   CHECK(show.out.find("rendezvous as calibrated: its bytes move once at Gl") != std::string::npos);
   CHECK(p.at("meta").at("notes").dump().find("rendezvous progress: a receiver's Wait for ") != std::string::npos);
 }
+
+TEST_CASE("mstep calibrate starts the launcher named by MSTEP_MPIEXEC, and says so when it cannot") {
+  const fs::path dir = test_dir();
+  const fs::path out = dir / "params.json";
+  const Result r = run({kMstep, "calibrate", "--quick", "-q", "-o", out.string()},
+                       {{"MSTEP_MPIEXEC", "/nonexistent/mpiexec"}}, dir, 60);
+  CHECK(r.code == 127);
+  CHECK(r.err.find("mstep: cannot run '/nonexistent/mpiexec': No such file or directory\n") != std::string::npos);
+  CHECK(r.err.find("mstep: calibration failed: /nonexistent/mpiexec exited with code 127\n") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+}

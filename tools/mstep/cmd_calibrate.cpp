@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "model/params/params.hpp"
+#include "tools/mstep/launcher.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
 
@@ -106,7 +107,7 @@ void run(const CalibrateOptions& o) {
   fs::remove(partial, ec);
 
   std::vector<std::string> command = o.launcher;
-  if (command.empty()) command = {MSTEP_DEFAULT_MPIEXEC, "-n", "2"};
+  if (command.empty()) command = {default_launcher(), "-n", "2"};
   command.insert(command.end(), {bench, "--output", partial.string()});
   if (o.quick) command.push_back("--quick");
   if (o.quiet) command.push_back("--quiet");
@@ -165,7 +166,7 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--max-size", o->max_size, "Largest message size in bytes (default 4 MiB, quick 2 MiB)")
       ->check(CLI::Range(1024, 1 << 30));
   cmd->add_option("launcher", o->launcher,
-                  "Launcher line after --, e.g. -- mpiexec -n 8 -hosts a,b (default: " MSTEP_DEFAULT_MPIEXEC " -n 2)");
+                  "Launcher line after --, e.g. -- mpiexec -n 8 -hosts a,b (default: $MSTEP_MPIEXEC, else " MSTEP_DEFAULT_MPIEXEC " -n 2)");
   cmd->footer("Examples:\n  mstep calibrate -o params.json\n  mstep calibrate -o params.json -- mpiexec -n 8 -hosts a,b");
   cmd->callback([o] { run(*o); });
 }

@@ -19,6 +19,7 @@
 #include "model/analysis/report.hpp"
 #include "model/analysis/speed_check.hpp"
 #include "model/analysis/validation.hpp"
+#include "tools/mstep/launcher.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/validate_cross.hpp"
@@ -185,7 +186,7 @@ ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Plan
     Repetition rep;
     rep.trace = (traces / run_name(p, i)).string();
     const fs::path log = logs / (run_name(p, i) + ".log");
-    std::vector<std::string> command{MSTEP_DEFAULT_MPIEXEC, "-n", std::to_string(p.ranks), program.string()};
+    std::vector<std::string> command{default_launcher(), "-n", std::to_string(p.ranks), program.string()};
     command.insert(command.end(), p.size->args.begin(), p.size->args.end());
     std::vector<std::string> argv{self_exe().string(), "record", "-f", "-o", rep.trace, "--"};
     argv.insert(argv.end(), command.begin(), command.end());
