@@ -253,3 +253,14 @@ TEST_CASE("validate calibrates, and calibrates again after the runs to see wheth
   CHECK((change.is_null() || change.get<std::string>().rfind("the machine changed speed during these runs: ", 0) == 0));
   if (change.is_string()) CHECK(r.out.find("Warning: the machine changed speed") != std::string::npos);
 }
+
+TEST_CASE("validate: the shipped suites parse (a rank count none of them has leaves nothing to run)", "[validate]") {
+  const fs::path dir = test_dir();
+  for (const char* name : {"suite.json", "suite-multicore.json"}) {
+    const fs::path suite = fs::path(REPORT_SRC_DIR) / ".." / ".." / "share" / "validate" / name;
+    const Result r = run({kMstep, "validate", "--suite", suite.string(), "--ranks", "3", "-o", (dir / "out").string()});
+    INFO(r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err == "mstep: nothing to run: no case of " + suite.string() + " matches the options\n");
+  }
+}
