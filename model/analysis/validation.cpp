@@ -105,6 +105,19 @@ std::vector<ModelSummary> summarize_models(std::span<const ValidationRow> rows, 
   return out;
 }
 
+std::vector<int> timed_rank_counts(std::span<const ValidationRow> rows, int except) {
+  std::vector<int> out;
+  for (const auto& r : rows) {
+    if (r.ranks == except || std::find(out.begin(), out.end(), r.ranks) != out.end()) continue;
+    const auto same = [&](const ValidationRow& x) { return x.ranks == r.ranks; };
+    const bool all_fit = std::none_of(rows.begin(), rows.end(), [&](const ValidationRow& x) { return same(x) && x.oversubscribed; });
+    const bool any_ran = std::any_of(rows.begin(), rows.end(), [&](const ValidationRow& x) { return same(x) && x.ok(); });
+    if (all_fit && any_ran) out.push_back(r.ranks);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 std::vector<CrossingRow> crossing_rows(std::span<const ValidationRow> rows, int ranks) {
   std::vector<CrossingRow> out;
   for (const auto& r : rows) {

@@ -83,6 +83,9 @@ struct ModelSummary {
 // Over the rows that ran at `ranks` ranks and have a prediction of `model`.
 ModelSummary summarize_model(std::span<const ValidationRow> rows, std::string_view model, int ranks);
 std::vector<ModelSummary> summarize_models(std::span<const ValidationRow> rows, int ranks);
+// The rank counts besides `except` whose runs all had a core each (none oversubscribed) and of which
+// one at least ran: the counts worth a summary of their own. Increasing.
+std::vector<int> timed_rank_counts(std::span<const ValidationRow> rows, int except);
 
 struct CrossingRow {
   std::string experiment, case_name, size_label;

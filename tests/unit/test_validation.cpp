@@ -103,6 +103,25 @@ TEST_CASE("Per-model summary: median and largest |error|, runs over 10%", "[vali
   CHECK(summarize_model(edge, "LogGPS", 2).over_10pct == 0);
 }
 
+TEST_CASE("Rank counts with a core a rank get their own summary; oversubscribed ones do not", "[validation]") {
+  const double n = kNaN;
+  auto on = [](ValidationRow r, int cores) {
+    r.cores = cores;
+    r.oversubscribed = r.ranks > cores;
+    return r;
+  };
+  // 16 cores: 8 and 4 fit (listed increasing, 2 left out), 32 does not.
+  const std::vector<ValidationRow> big{on(row("a", 8, {1, 1, 1, 1, n}), 16), on(row("a", 2, {1, 1, 1, 1, n}), 16),
+                                       on(row("a", 4, {1, 1, 1, 1, n}), 16), on(row("b", 32, {1, 1, 1, 1, n}), 16)};
+  CHECK(timed_rank_counts(big, 2) == std::vector<int>{4, 8});
+  // 2 cores: 4 ranks are oversubscribed, nothing besides 2.
+  const std::vector<ValidationRow> small{row("a", 2, {1, 1, 1, 1, n}), row("a", 4, {1, 1, 1, 1, n})};
+  CHECK(timed_rank_counts(small, 2).empty());
+  // A count whose runs all failed has nothing to summarise.
+  const std::vector<ValidationRow> failed{on(failed_row("f", 8), 16)};
+  CHECK(timed_rank_counts(failed, 2).empty());
+}
+
 TEST_CASE("A run crosses S when any point-to-point message is S bytes or more", "[validation]") {
   TraceDir trace;
   RankTrace r0, r1;

@@ -256,9 +256,9 @@ json row_json(const ValidationRow& r) {
                         {"smallest", r.sizes.smallest}, {"largest", r.sizes.largest}, {"crosses_S", r.sizes.crosses()}}}};
 }
 
-json summary_json(std::span<const ValidationRow> rows) {
+json summary_json(std::span<const ValidationRow> rows, int ranks = kSummaryRanks) {
   json s = json::array();
-  for (const auto& m : model::summarize_models(rows, kSummaryRanks))
+  for (const auto& m : model::summarize_models(rows, ranks))
     s.push_back({{"model", m.model}, {"runs", m.rows}, {"median_abs_error_pct", num(m.median_abs_error_pct)},
                  {"max_abs_error_pct", num(m.max_abs_error_pct)}, {"over_10pct", m.over_10pct}});
   return s;
@@ -327,6 +327,11 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
     md += fmt::format("\n## {}\n\nParameters `{}` ({}).\n\n{}\nSummary at {} ranks:\n\n{}", title, params,
                       s_text(x), model::markdown_table(x.rows), kSummaryRanks,
                       model::summary_text(x.rows, kSummaryRanks, true));
+    // More ranks than 2, one a core (a node of more cores): their own summaries; the goals stay at 2.
+    for (const int n : model::timed_rank_counts(x.rows, kSummaryRanks)) {
+      text += fmt::format("Summary at {} ranks:\n{}\n", n, model::summary_text(x.rows, n, false));
+      md += fmt::format("\nSummary at {} ranks:\n\n{}", n, model::summary_text(x.rows, n, true));
+    }
     if (!x.speed_change.empty()) {
       text += "Warning: " + x.speed_change + "\n\n";
       md += "\n**Warning**: " + x.speed_change + ".\n";
@@ -374,6 +379,10 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
                            {"speed_change", x.speed_change.empty() ? json(nullptr) : json(x.speed_change)},
                            {"S", bytes(x.params.loggps ? x.params.loggps->S : model::kInfiniteBytes)},
                            {"rows", rows}, {"summary", summary_json(x.rows)}});
+    json by_ranks = json::array();
+    for (const int n : model::timed_rank_counts(x.rows, kSummaryRanks))
+      by_ranks.push_back({{"ranks", n}, {"summary", summary_json(x.rows, n)}});
+    experiments.back()["summaries_at_more_ranks"] = by_ranks;
   }
   j["experiments"] = experiments;
   json crossing = json::array();
