@@ -38,4 +38,11 @@ ColdStart fit_cold_start(std::span<const double> rtt, std::span<const double> se
   return c;
 }
 
+std::uint64_t cold_start_from(std::uint64_t s, std::uint64_t S, std::uint64_t measured_bytes,
+                              std::optional<std::uint64_t> small_bytes_that_did_not_pay) {
+  std::uint64_t from = s < S && s <= measured_bytes ? s : 0;
+  if (small_bytes_that_did_not_pay) from = std::max(from, *small_bytes_that_did_not_pay + 1);
+  return from;
+}
+
 }  // namespace mstep::model

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "model/cost/loggps.hpp"
@@ -51,5 +52,13 @@ struct ColdStart {
 // (the empty reply is never cold, so the round trip's extra beyond the send's is the receive's).
 // Fewer than 4 cold messages, or fewer than 16 samples, mean no cold start.
 ColdStart fit_cold_start(std::span<const double> rtt, std::span<const double> send, std::uint64_t bytes);
+
+// The smallest size that pays the cold start, from the calibration's fits: the short-protocol
+// boundary s where the gap curve has one (s < S, and s at most the measured size: below it messages
+// travel inside the FIFO element and do not pay), else 0; but never at or below `small_bytes` when
+// a fresh pair's first messages of that size were measured and did not pay (the fit of s finds
+// the break in some calibrations and not in others; what was measured decides).
+std::uint64_t cold_start_from(std::uint64_t s, std::uint64_t S, std::uint64_t measured_bytes,
+                              std::optional<std::uint64_t> small_bytes_that_did_not_pay);
 
 }  // namespace mstep::model

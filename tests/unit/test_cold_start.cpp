@@ -90,3 +90,16 @@ TEST_CASE("the parameter file's cold object", "[cold][params]") {
   CHECK_THROWS_WITH(parse_params("{" + loggps + R"(, "cold": {"messages": -1, "send": 0, "recv": 0, "from": 0, "to": null}})", "c.json"),
                     Catch::StartsWith("c.json: key 'cold.messages': expected a non-negative whole number"));
 }
+
+TEST_CASE("The sizes that pay the cold start: s where the fit found it, never what was measured not to pay",
+          "[cold]") {
+  // A short protocol found below S: it starts at s (256 B), whether or not 8 B was measured.
+  CHECK(cold_start_from(256, 8256, 4096, std::nullopt) == 256);
+  CHECK(cold_start_from(256, 8256, 4096, std::uint64_t{8}) == 256);
+  // No short protocol found (s = S): every size did, from 0; with 8 B measured not to pay, from 9.
+  CHECK(cold_start_from(8256, 8256, 4096, std::nullopt) == 0);
+  CHECK(cold_start_from(8256, 8256, 4096, std::uint64_t{8}) == 9);
+  // s above the measured size says nothing about it: from 0 (or past the small size).
+  CHECK(cold_start_from(6000, 8256, 4096, std::nullopt) == 0);
+  CHECK(cold_start_from(6000, 8256, 4096, std::uint64_t{8}) == 9);
+}

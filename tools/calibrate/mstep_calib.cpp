@@ -82,15 +82,24 @@ model::CurveSegment segment_of(const std::string& curve, const std::vector<model
 // The size the cold start is measured with: eager on the machines seen so far (s ~ 128 B,
 // S ~ 8 KiB); where it is not, the cold start is reported as not measured.
 constexpr std::uint64_t kColdStartBytes = 4096;
+// And a small size measured just before it on the same fresh pair: whether the smallest messages
+// pay too (over shared memory they travel inside UCX's FIFO element and do not; every one of 4096 B
+// does). Where they do not, sizes up to it are spared even when the fit found no short protocol (s
+// is a break in the gap curve that the fit finds in some calibrations and not in others).
+constexpr std::uint64_t kColdSmallBytes = 8;
 
-model::ColdStart cold_start_of(const ColdStartSamples& samples, model::CalibrationParams& p) {
+model::ColdStart cold_start_of(const ColdStartSamples& samples, const ColdStartSamples& small,
+                               model::CalibrationParams& p) {
   model::ColdStart c = model::fit_cold_start(samples.rtt, samples.send, samples.bytes);
+  const bool small_pays = model::fit_cold_start(small.rtt, small.send, small.bytes).messages > 0;
   // The sizes that pay: the eager sizes of the protocol the measured size uses. Below s, where
   // there is a short protocol of its own (s < S), messages travel inside the FIFO element and do
-  // not pay (shared memory); where s = S (TCP: one eager protocol) every eager size does.
+  // not pay (shared memory); where s = S (TCP: one eager protocol), every eager size does unless
+  // the small size measured did not.
   if (p.loggps) {
     c.to = p.loggps->S;
-    c.from = p.loggps->s < p.loggps->S && p.loggps->s <= samples.bytes ? p.loggps->s : 0;
+    c.from = model::cold_start_from(p.loggps->s, p.loggps->S, samples.bytes,
+                                    !small_pays && !small.rtt.empty() ? std::optional(small.bytes) : std::nullopt);
   }
   if (samples.bytes < c.from || samples.bytes >= c.to) {
     p.meta.notes.push_back(fmt::format("cold start not measured: {} B is not an eager size here (eager: below {} B; "
@@ -99,8 +108,10 @@ model::ColdStart cold_start_of(const ColdStartSamples& samples, model::Calibrati
     c.messages = 0;
   } else if (c.messages > 0) {
     p.meta.notes.push_back(fmt::format("cold start: the first {} messages of a pair cost {:.1f} us more to send "
-                                       "and {:.1f} us more to receive ({} B, measured first)",
-                                       c.messages, c.send * 1e6, c.recv * 1e6, samples.bytes));
+                                       "and {:.1f} us more to receive ({} B, on the fresh pair); charged to {} B..{} B "
+                                       "({} B messages, measured just before, {})",
+                                       c.messages, c.send * 1e6, c.recv * 1e6, samples.bytes, c.from, c.to - 1,
+                                       small.bytes, small_pays ? "paid too" : "did not pay"));
   }
   return c;
 }
@@ -281,7 +292,7 @@ int run(int argc, char** argv) {
 
   Pt2ptResult pt;
   model::CollectiveTable colls;
-  ColdStartSamples cold;
+  ColdStartSamples cold, cold_small;
   double fresh_per_byte = 0;
   {
     const Comm pair = Comm::split(MPI_COMM_WORLD, in_pair ? 0 : -1, rank == 0 ? 0 : 1);
@@ -290,7 +301,10 @@ int run(int argc, char** argv) {
                    size, hosts[0].c_str(), partner, po.sizes.size(), static_cast<unsigned long long>(o.max_size));
     // First, while the pair's channel is fresh: the cold start.
     enter_phase(o, rank, "cold start");
-    if (pair) cold = measure_cold_start(pair, sb.data(), rb.data(), kColdStartBytes, o.quick ? 256 : 512);
+    if (pair) {
+      cold_small = measure_cold_start(pair, sb.data(), rb.data(), kColdSmallBytes, 128);
+      cold = measure_cold_start(pair, sb.data(), rb.data(), kColdStartBytes, o.quick ? 256 : 512);
+    }
     enter_phase(o, rank, "point-to-point");
     if (pair) pt = measure_pt2pt(pair, sb, rb, po);
     enter_phase(o, rank, "fresh buffers");
@@ -312,7 +326,7 @@ int run(int argc, char** argv) {
   enter_phase(o, rank, "fit and write");
   if (rank == 0) {
     model::CalibrationParams p = build_params(pt, pat, pa, bc, o.bcast_bytes, size);
-    p.cold = cold_start_of(cold, p);
+    p.cold = cold_start_of(cold, cold_small, p);
     p.cold->fresh_per_byte = fresh_per_byte;
     if (p.loggps) p.cold->fresh_from = p.loggps->S;
     // The model's side of each measured collective: the LogGPS replay's charge for the same calls
