@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 namespace mstep {
 namespace {
@@ -172,6 +173,17 @@ bool TraceFileReader::next(Frame& frame) {
     // Decompressed through a small window and dropped: zstd still checks the content checksum.
     thread_local const std::unique_ptr<ZSTD_DCtx_s, std::size_t (*)(ZSTD_DCtx_s*)> sctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
     thread_local std::vector<std::uint8_t> window(std::size_t{1} << 17);
+    if (raw <= window.size()) {
+      // A frame that fits the window in one piece (every rank's, in a run of many small ranks):
+      // one call, as for Events frames. The streaming API costs more to start than a small
+      // frame costs to decompress.
+      const std::size_t got = ZSTD_decompressDCtx(sctx.get(), window.data(), window.size(), compressed_.data(), csize);
+      if (ZSTD_isError(got) && ZSTD_getErrorCode(got) != ZSTD_error_dstSize_tooSmall)
+        return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(got)));
+      if (ZSTD_isError(got) || got != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
+      frame.payload.clear();
+      return accept(frame, kind, h, count, csize);
+    }
     ZSTD_DCtx_reset(sctx.get(), ZSTD_reset_session_only);
     ZSTD_inBuffer in{compressed_.data(), csize, 0};
     std::size_t produced = 0, left = 1;
@@ -198,6 +210,11 @@ bool TraceFileReader::next(Frame& frame) {
     if (ZSTD_isError(got)) return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(got)));
     if (got != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
   }
+  return accept(frame, kind, h, count, csize);
+}
+
+bool TraceFileReader::accept(Frame& frame, std::uint8_t kind, const std::uint8_t* h, std::uint32_t count,
+                             std::uint32_t csize) {
   frame.kind = static_cast<FrameKind>(kind);
   frame.thread = static_cast<std::uint16_t>(h[6] | h[7] << 8);
   frame.count = count;

@@ -106,6 +106,8 @@ class TraceFileReader {
 
  private:
   bool fail(TraceEnd end, std::string what);
+  // Hands out the frame whose header is `h` and moves past it.
+  bool accept(Frame& frame, std::uint8_t kind, const std::uint8_t* h, std::uint32_t count, std::uint32_t csize);
   std::string path_;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
   FileHeader header_;
