@@ -124,8 +124,9 @@ bool RankEventReader::read(std::vector<Event>& out) {
       if (frame_.kind == FrameKind::Steps) steps_ += frame_.count;
       if (frame_.kind != FrameKind::Events) continue;
       decoder_.emplace(frame_.payload);
-      reader_.close_file();  // opened again for the next frame: no descriptor held per rank meanwhile
       if (decoder_->size() != frame_.count) throw TraceError("event count differs from its header");
+      read_to_next_events();
+      reader_.close_file();  // opened again for the next frame: no descriptor held per rank meanwhile
     }
     decoder_->decode(out, chunk_);
   } catch (const TraceError& e) {
@@ -135,6 +136,20 @@ bool RankEventReader::read(std::vector<Event>& out) {
     return false;
   }
   return true;
+}
+
+// While the file is open, the frames up to the next Events frame (M-steps, the closing clock
+// sample, End) are read now rather than after this frame's records: a rank of a large run has one
+// Events frame, and reading its tail later meant opening the file once more. A damaged frame met
+// here stops the reader as it would later; read() says so once this frame's records are handed out.
+void RankEventReader::read_to_next_events() {
+  Frame other;
+  for (;;) {
+    const std::optional<std::uint8_t> kind = reader_.peek_kind();
+    if (kind == static_cast<std::uint8_t>(FrameKind::Events)) return;
+    if (!reader_.next(other)) return;
+    if (other.kind == FrameKind::Steps) steps_ += other.count;
+  }
 }
 
 }  // namespace mstep

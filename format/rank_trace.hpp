@@ -59,6 +59,7 @@ class RankEventReader {
   std::uint64_t steps() const { return steps_; }
 
  private:
+  void read_to_next_events();
   TraceFileReader reader_;
   Frame frame_;
   std::optional<EventFrameDecoder> decoder_;  // of frame_'s payload
