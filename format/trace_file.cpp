@@ -11,6 +11,8 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "format/checked_frames.hpp"
+
 namespace mstep {
 namespace {
 
@@ -224,6 +226,10 @@ bool TraceFileReader::next(Frame& frame) {
   } else if (check_steps_ && kind == static_cast<std::uint8_t>(FrameKind::Steps)) {
     compressed_.resize(csize);
     if (!read_at(body, compressed_.data(), csize)) return fail(TraceEnd::Truncated, "read failed");
+    if (frame_known_whole(compressed_, raw)) {
+      frame.payload.clear();
+      return accept(frame, kind, h, count, csize);
+    }
     // Decompressed through a small window and dropped: zstd still checks the content checksum.
     thread_local const std::unique_ptr<ZSTD_DCtx_s, std::size_t (*)(ZSTD_DCtx_s*)> sctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
     thread_local std::vector<std::uint8_t> window(std::size_t{1} << 17);
@@ -235,6 +241,7 @@ bool TraceFileReader::next(Frame& frame) {
       if (ZSTD_isError(got) && ZSTD_getErrorCode(got) != ZSTD_error_dstSize_tooSmall)
         return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(got)));
       if (ZSTD_isError(got) || got != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
+      note_frame_whole(compressed_, raw);
       frame.payload.clear();
       return accept(frame, kind, h, count, csize);
     }
@@ -250,6 +257,7 @@ bool TraceFileReader::next(Frame& frame) {
       if (left != 0 && in.pos == in.size && out.pos < out.size) return fail(TraceEnd::Corrupt, "zstd: frame cut short");
     }
     if (produced != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
+    note_frame_whole(compressed_, raw);
     frame.payload.clear();
   } else {
     compressed_.resize(csize);

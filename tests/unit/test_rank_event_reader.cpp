@@ -94,3 +94,44 @@ TEST_CASE("a frame damaged after the last Events frame ends the reader once its 
   CHECK(reader.problem().find("rank-00000.mst: frame") != std::string::npos);
   fs::remove_all(dir);
 }
+
+// Large Steps frames found whole are not decompressed again (format/checked_frames.hpp): the
+// same file read twice reads the same, and a byte changed in such a frame is still found.
+TEST_CASE("a Steps frame found whole once is trusted only with the same bytes", "[stream][reader][damage]") {
+  const fs::path dir = fs::temp_directory_path() / "mstep-unit" / "event-reader-steps-memo";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  // A world barrier at 6000 ranks: rank 0's Steps frame lists every member (kilobytes that
+  // compress to a few hundred bytes).
+  const auto traces = model::synthetic_trace(6000, model::Pattern::Ring, 6000 * 10, 1);
+  const std::string file = (dir / "rank-00000.mst").string();
+  write_rank_trace(file, traces[0]);
+  std::uint64_t at = 0;
+  {
+    TraceFileReader scan(file);
+    Frame f;
+    while (scan.next(f))
+      if (f.kind == FrameKind::Steps && f.payload.size() >= 4096) at = f.offset + kFrameHeaderSize + 40;
+  }
+  REQUIRE(at > 0);
+  const auto read_all = [&](TraceEnd& end) {
+    RankEventReader reader(file, 16);
+    std::vector<Event> got;
+    while (reader.read(got)) {
+    }
+    end = reader.end();
+    return got;
+  };
+  for (int i = 0; i < 2; ++i) {
+    TraceEnd end{};
+    CHECK(read_all(end) == traces[0].events);
+    CHECK(end == TraceEnd::Complete);
+  }
+  flip(file, at);
+  const RankTrace whole = read_rank_trace(file);
+  REQUIRE(whole.end == TraceEnd::Corrupt);
+  TraceEnd end{};
+  CHECK(read_all(end).size() == whole.events.size());
+  CHECK(end == TraceEnd::Corrupt);
+  fs::remove_all(dir);
+}
