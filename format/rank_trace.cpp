@@ -103,9 +103,6 @@ RankTrace read_rank_trace(const std::string& path) { return read_rank(path, fals
 
 RankTrace read_rank_metadata(const std::string& path) { return read_rank(path, true); }
 
-// The Steps frames are checked too, though not used (their payloads not kept: a collective's step
-// lists every member): a damaged one ends the rank here as it does for read_rank_trace, so that
-// every reader of a file agrees on where it breaks off.
 RankEventReader::RankEventReader(const std::string& path, std::size_t chunk)
     : path_(path), chunk_(std::max<std::size_t>(chunk, 1)) {}
 
@@ -125,6 +122,9 @@ bool RankEventReader::read(std::vector<Event>& out) {
   // run cost most (throws TraceError as read_rank_trace does).
   if (!reader_) {
     reader_.emplace(path_);
+    // The Steps frames are checked too, though not used (their payloads not kept: a collective's
+    // step lists every member): a damaged one ends the rank here as it does for read_rank_trace,
+    // so that every reader of a file agrees on where it breaks off.
     reader_->check_step_payloads_only(true);
   }
   try {
