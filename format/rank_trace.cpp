@@ -103,38 +103,66 @@ RankTrace read_rank_trace(const std::string& path) { return read_rank(path, fals
 
 RankTrace read_rank_metadata(const std::string& path) { return read_rank(path, true); }
 
-// The Steps frames are checked too, though not used (their payloads not kept: a collective's step
-// lists every member): a damaged one ends the rank here as it does for read_rank_trace, so that
-// every reader of a file agrees on where it breaks off.
 RankEventReader::RankEventReader(const std::string& path, std::size_t chunk)
-    : reader_(path), chunk_(std::max<std::size_t>(chunk, 1)) {
-  reader_.check_step_payloads_only(true);
-  reader_.close_file();  // until the first read: readers for every rank may be made at once
+    : path_(path), chunk_(std::max<std::size_t>(chunk, 1)) {}
+
+const std::string& RankEventReader::problem() const {
+  return !problem_.empty() || !reader_ ? problem_ : reader_->problem();
+}
+
+TraceEnd RankEventReader::end() const {
+  if (!problem_.empty()) return TraceEnd::Corrupt;
+  return reader_ ? reader_->end_state() : TraceEnd::Unfinished;
 }
 
 bool RankEventReader::read(std::vector<Event>& out) {
   const auto before = out.size();
+  // The file is opened (its header read and checked) at the first read, not when the reader is
+  // made: readers for every rank may be made at once, and opening twice is what a rank of a large
+  // run cost most (throws TraceError as read_rank_trace does).
+  if (!reader_) {
+    reader_.emplace(path_);
+    // The Steps frames are checked too, though not used (their payloads not kept: a collective's
+    // step lists every member): a damaged one ends the rank here as it does for read_rank_trace,
+    // so that every reader of a file agrees on where it breaks off.
+    reader_->check_step_payloads_only(true);
+  }
   try {
     while (!decoder_ || decoder_->left() == 0) {
       decoder_.reset();
-      if (!problem_.empty() || !reader_.next(frame_)) {
-        reader_.close_file();
+      if (!problem_.empty() || !reader_->next(frame_)) {
+        reader_->close_file();
         return false;
       }
       if (frame_.kind == FrameKind::Steps) steps_ += frame_.count;
       if (frame_.kind != FrameKind::Events) continue;
       decoder_.emplace(frame_.payload);
-      reader_.close_file();  // opened again for the next frame: no descriptor held per rank meanwhile
       if (decoder_->size() != frame_.count) throw TraceError("event count differs from its header");
+      read_to_next_events();
+      reader_->close_file();  // opened again for the next frame: no descriptor held per rank meanwhile
     }
     decoder_->decode(out, chunk_);
   } catch (const TraceError& e) {
     out.resize(before);
     decoder_.reset();
-    problem_ = fmt::format("{}: frame {} at byte {}: {}", reader_.path(), frame_.index, frame_.offset, e.what());
+    problem_ = fmt::format("{}: frame {} at byte {}: {}", reader_->path(), frame_.index, frame_.offset, e.what());
     return false;
   }
   return true;
+}
+
+// While the file is open, the frames up to the next Events frame (M-steps, the closing clock
+// sample, End) are read now rather than after this frame's records: a rank of a large run has one
+// Events frame, and reading its tail later meant opening the file once more. A damaged frame met
+// here stops the reader as it would later; read() says so once this frame's records are handed out.
+void RankEventReader::read_to_next_events() {
+  Frame other;
+  for (;;) {
+    const std::optional<std::uint8_t> kind = reader_->peek_kind();
+    if (kind == static_cast<std::uint8_t>(FrameKind::Events)) return;
+    if (!reader_->next(other)) return;
+    if (other.kind == FrameKind::Steps) steps_ += other.count;
+  }
 }
 
 }  // namespace mstep

@@ -48,18 +48,21 @@ void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t f
 // a reader holds one frame's compressed bytes, not its records), the other frames skipped.
 class RankEventReader {
  public:
-  explicit RankEventReader(const std::string& path, std::size_t chunk = 4096);  // throws TraceError like read_rank_trace
+  // Opens nothing yet: read() does, and throws TraceError then as read_rank_trace would.
+  explicit RankEventReader(const std::string& path, std::size_t chunk = 4096);
   // Appends the next records to `out`; false at the end of the file or at the first damaged frame
   // (problem() says which; the records before it were all handed out).
   bool read(std::vector<Event>& out);
-  const std::string& problem() const { return problem_.empty() ? reader_.problem() : problem_; }
+  const std::string& problem() const;
   // Once read() returned false: how the file ended (Complete: read to its End frame).
-  TraceEnd end() const { return problem_.empty() ? reader_.end_state() : TraceEnd::Corrupt; }
+  TraceEnd end() const;
   // M-step records in the Steps frames read so far (their payloads checked, not kept).
   std::uint64_t steps() const { return steps_; }
 
  private:
-  TraceFileReader reader_;
+  void read_to_next_events();
+  std::string path_;
+  std::optional<TraceFileReader> reader_;  // from the first read()
   Frame frame_;
   std::optional<EventFrameDecoder> decoder_;  // of frame_'s payload
   std::size_t chunk_;

@@ -1,5 +1,6 @@
 #include "format/trace_file.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -8,6 +9,9 @@
 
 #include <fmt/format.h>
 #include <zstd.h>
+#include <zstd_errors.h>
+
+#include "format/checked_frames.hpp"
 
 namespace mstep {
 namespace {
@@ -32,6 +36,22 @@ bool write_all(int fd, const std::uint8_t* data, std::size_t size) {
   }
   return true;
 }
+
+bool pread_all(int fd, std::uint64_t at, std::uint8_t* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    at += static_cast<std::uint64_t>(n);
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Names each reader for the block cache of read_at: a reader made where a destroyed one was
+// must not take the other's bytes for its own.
+std::atomic<std::uint64_t> next_serial{1};
 
 }  // namespace
 
@@ -104,16 +124,19 @@ bool TraceFileWriter::write_locked(FrameKind kind, std::uint16_t thread, std::ui
   return true;
 }
 
+void TraceFileReader::Descriptor::reset(int fd) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+}
+
 TraceFileReader::TraceFileReader(std::string path)
-    : path_(std::move(path)),
-      file_(std::fopen(path_.c_str(), "rb"), std::fclose) {
-  if (!file_) throw TraceError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
+    : path_(std::move(path)), fd_(::open(path_.c_str(), O_RDONLY | O_CLOEXEC)), serial_(next_serial++) {
+  if (!fd_) throw TraceError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(::fileno(file_.get()), &st) == 0) file_bytes_ = static_cast<std::uint64_t>(st.st_size);
+  if (::fstat(fd_.get(), &st) == 0) file_bytes_ = static_cast<std::uint64_t>(st.st_size);
   // The header is small and bounded: read at most 256 bytes of it.
   std::vector<std::uint8_t> head(std::min<std::uint64_t>(file_bytes_, 256));
-  if (std::fread(head.data(), 1, head.size(), file_.get()) != head.size())
-    throw TraceError(fmt::format("{}: cannot read its header", path_));
+  if (!read_at(0, head.data(), head.size())) throw TraceError(fmt::format("{}: cannot read its header", path_));
   try {
     ByteReader r(head);
     header_ = decode_file_header(r);
@@ -121,7 +144,44 @@ TraceFileReader::TraceFileReader(std::string path)
   } catch (const TraceError& e) {
     throw TraceError(fmt::format("{}: {}", path_, e.what()));
   }
-  std::fseek(file_.get(), static_cast<long>(pos_), SEEK_SET);
+}
+
+bool TraceFileReader::read_at(std::uint64_t at, std::uint8_t* data, std::size_t size) const {
+  // The last block read on this thread, and whose: a frame header, its payload and the frames
+  // after it mostly lie in one block, so that a small rank file costs one read, not two a frame.
+  struct Block {
+    std::uint64_t owner = 0, at = 0;
+    std::vector<std::uint8_t> bytes;
+  };
+  constexpr std::size_t kBlock = std::size_t{64} << 10;
+  thread_local Block block;
+  const auto cached = [&] {
+    return block.owner == serial_ && at >= block.at && at + size <= block.at + block.bytes.size();
+  };
+  if (!cached() && size < kBlock && at < file_bytes_) {
+    block.owner = 0;
+    block.bytes.resize(std::min<std::uint64_t>(kBlock, file_bytes_ - at));
+    if (pread_all(fd_.get(), at, block.bytes.data(), block.bytes.size())) block.owner = serial_, block.at = at;
+  }
+  if (cached()) {
+    std::memcpy(data, block.bytes.data() + (at - block.at), size);
+    return true;
+  }
+  return pread_all(fd_.get(), at, data, size);
+}
+
+bool TraceFileReader::open_again() {
+  fd_.reset(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  return static_cast<bool>(fd_);
+}
+
+std::optional<std::uint8_t> TraceFileReader::peek_kind() {
+  if (stopped_ || file_bytes_ - pos_ < kFrameHeaderSize) return std::nullopt;
+  if (ahead_at_ != pos_) {
+    if ((!fd_ && !open_again()) || !read_at(pos_, ahead_, kFrameHeaderSize)) return std::nullopt;
+    ahead_at_ = pos_;
+  }
+  return ahead_[4];
 }
 
 TraceFileReader::~TraceFileReader() = default;
@@ -135,11 +195,8 @@ bool TraceFileReader::fail(TraceEnd end, std::string what) {
 
 bool TraceFileReader::next(Frame& frame) {
   if (stopped_) return false;
-  if (!file_) {
-    file_.reset(std::fopen(path_.c_str(), "rb"));
-    if (!file_) return fail(TraceEnd::Truncated, fmt::format("cannot open it again: {}", std::strerror(errno)));
-    if (std::fseek(file_.get(), static_cast<long>(pos_), SEEK_SET) != 0) return fail(TraceEnd::Truncated, "seek failed");
-  }
+  if (!fd_ && !open_again())
+    return fail(TraceEnd::Truncated, fmt::format("cannot open it again: {}", std::strerror(errno)));
   if (pos_ == file_bytes_) {
     stopped_ = true;
     end_ = saw_end_ ? TraceEnd::Complete : TraceEnd::Unfinished;
@@ -150,7 +207,9 @@ bool TraceFileReader::next(Frame& frame) {
     return fail(TraceEnd::Truncated, fmt::format("cut short: {} bytes of a frame header",
                                                  file_bytes_ - pos_));
   }
-  if (std::fread(h, 1, sizeof h, file_.get()) != sizeof h) return fail(TraceEnd::Truncated, "read failed");
+  if (ahead_at_ == pos_) std::memcpy(h, ahead_, sizeof h);
+  else if (!read_at(pos_, h, sizeof h)) return fail(TraceEnd::Truncated, "read failed");
+  const std::uint64_t body = pos_ + kFrameHeaderSize;
   if (get_u32(h) != kFrameMagic) return fail(TraceEnd::Corrupt, "bad frame magic");
   if (h[5] != 0) return fail(TraceEnd::Corrupt, fmt::format("frame header's reserved byte is {}, not 0", h[5]));
   const auto kind = h[4];
@@ -163,15 +222,29 @@ bool TraceFileReader::next(Frame& frame) {
   }
   if ((skip_events_ && kind == static_cast<std::uint8_t>(FrameKind::Events)) ||
       (skip_steps_ && kind == static_cast<std::uint8_t>(FrameKind::Steps))) {
-    if (std::fseek(file_.get(), static_cast<long>(csize), SEEK_CUR) != 0) return fail(TraceEnd::Truncated, "seek failed");
-    frame.payload.clear();
+    frame.payload.clear();  // its bytes are never read
   } else if (check_steps_ && kind == static_cast<std::uint8_t>(FrameKind::Steps)) {
     compressed_.resize(csize);
-    if (std::fread(compressed_.data(), 1, csize, file_.get()) != csize)
-      return fail(TraceEnd::Truncated, "read failed");
+    if (!read_at(body, compressed_.data(), csize)) return fail(TraceEnd::Truncated, "read failed");
+    if (frame_known_whole(compressed_, raw)) {
+      frame.payload.clear();
+      return accept(frame, kind, h, count, csize);
+    }
     // Decompressed through a small window and dropped: zstd still checks the content checksum.
     thread_local const std::unique_ptr<ZSTD_DCtx_s, std::size_t (*)(ZSTD_DCtx_s*)> sctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
     thread_local std::vector<std::uint8_t> window(std::size_t{1} << 17);
+    if (raw <= window.size()) {
+      // A frame that fits the window in one piece (every rank's, in a run of many small ranks):
+      // one call, as for Events frames. The streaming API costs more to start than a small
+      // frame costs to decompress.
+      const std::size_t got = ZSTD_decompressDCtx(sctx.get(), window.data(), window.size(), compressed_.data(), csize);
+      if (ZSTD_isError(got) && ZSTD_getErrorCode(got) != ZSTD_error_dstSize_tooSmall)
+        return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(got)));
+      if (ZSTD_isError(got) || got != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
+      note_frame_whole(compressed_, raw);
+      frame.payload.clear();
+      return accept(frame, kind, h, count, csize);
+    }
     ZSTD_DCtx_reset(sctx.get(), ZSTD_reset_session_only);
     ZSTD_inBuffer in{compressed_.data(), csize, 0};
     std::size_t produced = 0, left = 1;
@@ -184,11 +257,11 @@ bool TraceFileReader::next(Frame& frame) {
       if (left != 0 && in.pos == in.size && out.pos < out.size) return fail(TraceEnd::Corrupt, "zstd: frame cut short");
     }
     if (produced != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
+    note_frame_whole(compressed_, raw);
     frame.payload.clear();
   } else {
     compressed_.resize(csize);
-    if (std::fread(compressed_.data(), 1, csize, file_.get()) != csize)
-      return fail(TraceEnd::Truncated, "read failed");
+    if (!read_at(body, compressed_.data(), csize)) return fail(TraceEnd::Truncated, "read failed");
     frame.payload.resize(raw);
     // One decompression context per thread, shared by its readers: a reader per rank kept open
     // (the streaming replay) must not cost zstd's ~100 KiB each.
@@ -198,6 +271,11 @@ bool TraceFileReader::next(Frame& frame) {
     if (ZSTD_isError(got)) return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(got)));
     if (got != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
   }
+  return accept(frame, kind, h, count, csize);
+}
+
+bool TraceFileReader::accept(Frame& frame, std::uint8_t kind, const std::uint8_t* h, std::uint32_t count,
+                             std::uint32_t csize) {
   frame.kind = static_cast<FrameKind>(kind);
   frame.thread = static_cast<std::uint16_t>(h[6] | h[7] << 8);
   frame.count = count;

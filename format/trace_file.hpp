@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -102,12 +103,36 @@ class TraceFileReader {
   const std::string& problem() const { return problem_; }
   // Closes the file until the next call of next(), which opens it again where it was: a reader
   // kept for every rank of a large run must not hold a descriptor each.
-  void close_file() { file_.reset(); }
+  void close_file() { fd_.reset(); }
+  // The kind byte of the next frame's header, without moving past it; nullopt at the end, after a
+  // failure, or when fewer than a header's bytes are left (next() then says what is wrong).
+  std::optional<std::uint8_t> peek_kind();
 
  private:
+  // An open descriptor, closed with its owner (read with pread: no position to seek, no stdio
+  // buffer refilled after every seek).
+  class Descriptor {
+   public:
+    Descriptor() = default;
+    explicit Descriptor(int fd) : fd_(fd) {}
+    ~Descriptor() { reset(); }
+    Descriptor(const Descriptor&) = delete;
+    Descriptor& operator=(const Descriptor&) = delete;
+    int get() const { return fd_; }
+    explicit operator bool() const { return fd_ >= 0; }
+    void reset(int fd = -1);
+
+   private:
+    int fd_ = -1;
+  };
+  bool read_at(std::uint64_t at, std::uint8_t* data, std::size_t size) const;
+  bool open_again();
   bool fail(TraceEnd end, std::string what);
+  // Hands out the frame whose header is `h` and moves past it.
+  bool accept(Frame& frame, std::uint8_t kind, const std::uint8_t* h, std::uint32_t count, std::uint32_t csize);
   std::string path_;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
+  Descriptor fd_;
+  std::uint64_t serial_;  // this reader's name in read_at's block cache
   FileHeader header_;
   std::uint64_t file_bytes_ = 0;
   std::uint64_t pos_ = 0;
@@ -118,6 +143,8 @@ class TraceFileReader {
   TraceEnd end_ = TraceEnd::Unfinished;
   std::string problem_;
   std::vector<std::uint8_t> compressed_;
+  std::uint8_t ahead_[kFrameHeaderSize] = {};  // the header peek_kind() read, at ahead_at_
+  std::uint64_t ahead_at_ = std::uint64_t(-1);
 };
 
 }  // namespace mstep

@@ -120,15 +120,18 @@ class Pass {
         if (d.id >= c.def_of.size()) c.def_of.resize(d.id + 1u, nullptr);
         c.def_of[d.id] = &d;
       }
-      try {
+      bool more = false;
+      try {  // the reader opens its file at the first read
         c.reader = std::make_unique<RankEventReader>(files[r], chunk);
+        more = advance(c);
       } catch (const TraceError& e) {  // read_rank_metadata could, so this is rare: the file changed
+        c.reader.reset();
         out_.damaged.push_back(static_cast<int>(r));
         out_.problems.push_back(e.what());
         c.ended = true;
         continue;
       }
-      if (advance(c)) heap_.push({time_of(r), static_cast<std::int32_t>(r)});
+      if (more) heap_.push({time_of(r), static_cast<std::int32_t>(r)});
       else finish_rank(r);
     }
   }

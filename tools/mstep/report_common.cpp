@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 #include <tuple>
+#include <unordered_set>
+#include <utility>
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +16,16 @@
 
 namespace mstep::cli {
 namespace fs = std::filesystem;
+
+namespace {
+
+struct PairHash {
+  std::size_t operator()(const std::pair<const Hotspot*, std::int32_t>& p) const {
+    return std::hash<const Hotspot*>{}(p.first) * 31 + std::hash<std::int32_t>{}(p.second);
+  }
+};
+
+}  // namespace
 
 TraceDir load_trace_for_models(const std::string& dir, const std::string& stream, bool& streamed) {
   TraceDir trace = [&] {
@@ -67,6 +79,9 @@ SourceLocation site_location(Symbolizer& sym, const TraceDir& trace, const model
 std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const model::Report& rep) {
   Symbolizer sym;
   std::map<std::tuple<int, std::string, std::string, std::string, int>, Hotspot> merged;
+  // Ranks already named, per hotspot: a line reached by every rank of a large run must not cost
+  // a search of its rank list per wait site (ranks squared).
+  std::unordered_set<std::pair<const Hotspot*, std::int32_t>, PairHash> named;
   for (const model::WaitSite& w : rep.waits) {
     const SourceLocation loc = site_location(sym, trace, w);
     const std::string call = mpi_name(w.op);
@@ -81,7 +96,7 @@ std::vector<Hotspot> resolve_hotspots(const TraceDir& trace, const model::Report
     h.predicted_wait_s += w.predicted_wait_s;
     h.count += w.count;
     // One rank may reach a line through several stacks (call-site ids): name it once.
-    if (std::find(h.ranks.begin(), h.ranks.end(), w.rank) == h.ranks.end()) h.ranks.push_back(w.rank);
+    if (named.emplace(&h, w.rank).second) h.ranks.push_back(w.rank);
   }
   std::vector<Hotspot> out;
   for (auto& [k, h] : merged) out.push_back(std::move(h));
