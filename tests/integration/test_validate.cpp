@@ -264,3 +264,30 @@ TEST_CASE("validate: the shipped suites parse (a rank count none of them has lea
     CHECK(r.err == "mstep: nothing to run: no case of " + suite.string() + " matches the options\n");
   }
 }
+
+TEST_CASE("validate: runs of more ranks than cores are announced once, run, and marked, not summarised", "[validate]") {
+  const fs::path dir = test_dir();
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int over = cores + 1;
+  const std::string ring = R"({"name": "ring", "program": "ring", "sizes": [{"label": "tiny", "args": ["2", "8"], "ranks": [2, )" +
+                           std::to_string(over) + "]}]}";
+  const fs::path suite = write(dir / "suite.json", suite_of(ring));
+  const fs::path params = write(dir / "params.json", kParams);
+  const fs::path out = dir / "out";
+  const Result r = validate(dir, {"--suite", suite.string(), "--repeat", "1", "--no-s-moved", "--transport", "shm",
+                                  "--params", params.string(), "-o", out.string()});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const std::string c = std::to_string(cores);
+  CHECK(r.err.find("mstep: validate: warning: runs of up to " + std::to_string(over) + " ranks on " + c +
+                   " cores: those over " + c +
+                   " ranks are oversubscribed, slow and marked so, not timed" +
+                   (cores >= 2 ? " (--ranks 2 runs the others)\n" : "\n")) != std::string::npos);
+  const json j = read_json(out / "validation.json");
+  const json& rows = j.at("experiments").at(0).at("rows");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows.at(0).at("oversubscribed") == (2 > cores));
+  CHECK(rows.at(1).at("ranks") == over);
+  CHECK(rows.at(1).at("oversubscribed") == true);
+  CHECK(j.at("experiments").at(0).at("summaries_at_more_ranks").empty());
+}

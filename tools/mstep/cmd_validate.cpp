@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "model/analysis/report.hpp"
@@ -449,6 +450,22 @@ void run(const ValidateOptions& o) {
   if (load > 0.5)
     std::fprintf(stderr, "mstep: validate: warning: load average %.2f on %d cores: other processes will slow the runs\n",
                  load, cores);
+  // More ranks than cores: MPICH's ranks busy-poll, so such runs are slow (a message can wait for a
+  // scheduler time slice) and do not time. Said once, before they start.
+  std::vector<int> fitting;
+  int widest = 0;
+  for (const auto& x : xs)
+    for (const Planned& p : x.runs) {
+      widest = std::max(widest, p.ranks);
+      if (p.ranks <= cores && std::find(fitting.begin(), fitting.end(), p.ranks) == fitting.end()) fitting.push_back(p.ranks);
+    }
+  std::sort(fitting.begin(), fitting.end());
+  if (widest > cores)
+    std::fprintf(stderr,
+                 "mstep: validate: warning: runs of up to %d ranks on %d cores: those over %d ranks are oversubscribed, "
+                 "slow and marked so, not timed%s\n",
+                 widest, cores, cores,
+                 fitting.empty() ? "" : fmt::format(" (--ranks {} runs the others)", fmt::join(fitting, ",")).c_str());
   for (auto& x : xs) {
     // Without parameters an experiment's runs all fail, but the other experiment still runs.
     const bool calibrating = x.params_file.empty();  // not given a parameter file
