@@ -52,14 +52,7 @@ static void log_status(const char* what, int rc, const MPI_Status* st, MPI_Datat
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) {
-    if (g_rank == 0) fprintf(stderr, "corners: needs exactly 2 ranks\n");
-    MPI_Finalize();
-    return 2;
-  }
+  if (!two_ranks("corners", argc, NULL)) return 2;
   const int me = g_rank, other = 1 - g_rank;
   MPI_Status st;
   int rc;

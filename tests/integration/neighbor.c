@@ -32,14 +32,7 @@
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int size = 0;
-  MPI_Comm_rank(WORLD, &g_rank);
-  MPI_Comm_size(WORLD, &size);
-  if (size != 2) {
-    if (g_rank == 0) fprintf(stderr, "neighbor: needs exactly 2 ranks\n");
-    MPI_Finalize();
-    return 2;
-  }
+  if (!two_ranks("neighbor", argc, NULL)) return 2;
   const int me = g_rank, other = 1 - g_rank;
   MPI_Comm ring, graph, line;
   int dims[1] = {2}, periodic[1] = {1}, open[1] = {0};

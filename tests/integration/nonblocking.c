@@ -31,14 +31,7 @@
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int size = 0;
-  MPI_Comm_rank(WORLD, &g_rank);
-  MPI_Comm_size(WORLD, &size);
-  if (size != 2) {
-    if (g_rank == 0) fprintf(stderr, "nonblocking: needs exactly 2 ranks\n");
-    MPI_Finalize();
-    return 2;
-  }
+  if (!two_ranks("nonblocking", argc, NULL)) return 2;
   const int me = g_rank, other = 1 - g_rank;
   MPI_Request rq[4];
   MPI_Status st, sts[4];

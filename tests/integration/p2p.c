@@ -23,14 +23,7 @@
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (size != 2) {
-    if (g_rank == 0) fprintf(stderr, "p2p: needs exactly 2 ranks\n");
-    MPI_Finalize();
-    return 2;
-  }
+  if (!two_ranks("p2p", argc, NULL)) return 2;
   const int n = argc > 1 ? atoi(argv[1]) : 10;
   const int exit_code = argc > 2 ? atoi(argv[2]) : 0;
   const int me = g_rank, other = 1 - g_rank;

@@ -17,14 +17,7 @@
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int size = 0;
-  MPI_Comm_rank(WORLD, &g_rank);
-  MPI_Comm_size(WORLD, &size);
-  if (size != 2 || argc < 2) {
-    if (g_rank == 0) fprintf(stderr, "pcoll: needs exactly 2 ranks and a round count\n");
-    MPI_Finalize();
-    return 2;
-  }
+  if (!two_ranks("pcoll", argc, "a round count")) return 2;
   const int rounds = atoi(argv[1]);
   const int me = g_rank, other = 1 - g_rank;
   int b[4], sum_in[2], sum_out[2], out[4], in[4];
