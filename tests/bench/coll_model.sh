@@ -30,10 +30,13 @@ trap 'rm -rf "$work"' EXIT
 report() {
   local dir=$1 params=$2
   "$build/bin/mstep" report "$dir" --params "$params" --format json >"$work/$(basename "$dir").json"
-  # The baseline in the same run: the same parameters without the calibrated collectives.
-  python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p.pop("collectives", None); json.dump(p, open(sys.argv[2], "w"))' \
-    "$params" "$work/plain.json"
-  "$build/bin/mstep" report "$dir" --params "$work/plain.json" --format json >"$work/$(basename "$dir").plain"
+  # The baseline in the same run: the same parameters without the calibrated collectives (written
+  # once a parameter file).
+  local plain="$work/$(basename "${params%.json}").plain.json"
+  [[ -f $plain ]] ||
+    python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); p.pop("collectives", None); json.dump(p, open(sys.argv[2], "w"))' \
+      "$params" "$plain"
+  "$build/bin/mstep" report "$dir" --params "$plain" --format json >"$work/$(basename "$dir").plain"
 }
 
 if [[ -n ${AGAIN:-} ]]; then

@@ -38,11 +38,9 @@ if [[ $steps == *latency* ]]; then
   log "ping-pong: plain / writer thread / inline, 7 rounds alternating"
   for round in 1 2 3 4 5 6 7; do
     for v in plain thread inline; do
-      case $v in
-        plain) line=$(mpiexec.mpich -n 2 "$build/bench/pingpong" 8 20000 15 2000 2>&1 | grep '^pingpong') ;;
-        thread) line=$(MSTEP_WRITER=thread mstep record -o "$work/t" -f -- mpiexec.mpich -n 2 "$build/bench/pingpong" 8 20000 15 2000 2>&1 | grep '^pingpong') ;;
-        inline) line=$(MSTEP_WRITER=inline mstep record -o "$work/t" -f -- mpiexec.mpich -n 2 "$build/bench/pingpong" 8 20000 15 2000 2>&1 | grep '^pingpong') ;;
-      esac
+      pp=(mpiexec.mpich -n 2 "$build/bench/pingpong" 8 20000 15 2000)
+      [[ $v == plain ]] || pp=(env MSTEP_WRITER="$v" mstep record -o "$work/t" -f -- "${pp[@]}")
+      line=$("${pp[@]}" 2>&1 | grep '^pingpong')
       echo "$round $v $line" >>"$out/pingpong.txt"
     done
   done
