@@ -1,5 +1,6 @@
 #include "model/analysis/speed_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -22,6 +23,13 @@ double at_S(const CalibrationParams& p, std::uint64_t& size) {
 
 std::string us(double s) { return fmt::format("{:.3g} us", s * 1e6); }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  return *mid;
+}
+
 }  // namespace
 
 std::optional<std::string> speed_change(const CalibrationParams& before, const CalibrationParams& after,
@@ -39,6 +47,55 @@ std::optional<std::string> speed_change(const CalibrationParams& before, const C
   return fmt::format("the machine changed speed during these runs: {} (calibrated again after them); rows whose "
                      "runs came out in the other period miss by as much",
                      fmt::join(moved, ", "));
+}
+
+bool calibrated_on_one_host(const CalibrationParams& params) {
+  const auto& m = params.meta;
+  if (m.pair.size() != 2) return true;
+  const auto a = static_cast<std::size_t>(m.pair[0]), b = static_cast<std::size_t>(m.pair[1]);
+  if (m.pair[0] < 0 || m.pair[1] < 0 || a >= m.hosts.size() || b >= m.hosts.size()) return true;
+  return m.hosts[a] == m.hosts[b];
+}
+
+ProbedLatency probed_latency(const TraceDir& trace, bool same_host) {
+  ProbedLatency out;
+  out.same_host = same_host;
+  const auto& hosts = trace.meta.hosts;
+  const bool known = hosts.size() == trace.ranks.size() && !hosts.empty();
+  std::vector<double> init, finalize;
+  for (std::size_t r = 1; r < trace.ranks.size(); ++r) {
+    if (!trace.ranks[r]) continue;
+    if (known && (hosts[r] == hosts[0]) != same_host) continue;
+    bool used = false;
+    for (const ClockSync& c : trace.ranks[r]->clocks) {
+      // Rank 0 serves the ping-pong and keeps no round trip; a sample of INT64_MAX never finished.
+      if (c.rtt_ns <= 0 || c.rtt_ns > 1'000'000'000) continue;
+      (c.when == ClockSync::AtInit ? init : finalize).push_back(0.5e-9 * static_cast<double>(c.rtt_ns));
+      used = true;
+    }
+    out.ranks += used ? 1 : 0;
+  }
+  out.at_init_s = median(std::move(init));
+  out.at_finalize_s = median(std::move(finalize));
+  return out;
+}
+
+std::optional<std::string> run_speed_difference(const ProbedLatency& run, const CalibrationParams& params,
+                                                double tolerance) {
+  const double cal = params.meta.half_rtt_8B;
+  if (cal <= 0 || (run.at_init_s <= 0 && run.at_finalize_s <= 0)) return std::nullopt;
+  auto off = [&](double probed) { return probed > 0 && std::abs(probed / cal - 1) > tolerance; };
+  if (!off(run.at_init_s) && !off(run.at_finalize_s)) return std::nullopt;
+  std::vector<std::string> seen;
+  if (run.at_init_s > 0) seen.push_back(fmt::format("{} at MPI_Init", us(run.at_init_s)));
+  if (run.at_finalize_s > 0) seen.push_back(fmt::format("{} at MPI_Finalize", us(run.at_finalize_s)));
+  const double worst = std::abs(run.at_init_s / cal - 1) >= std::abs(run.at_finalize_s / cal - 1) || run.at_finalize_s <= 0
+                           ? run.at_init_s
+                           : run.at_finalize_s;
+  return fmt::format("the run's 8-byte half round trip ({}; libmstep's clock sync with rank 0) is {:.2g} times the "
+                     "parameters' ({}): the machine was not in the state it was calibrated in, and predictions of "
+                     "small messages are off by about as much (calibrate again in the run's conditions)",
+                     fmt::join(seen, ", "), worst / cal, us(cal));
 }
 
 }  // namespace mstep::model

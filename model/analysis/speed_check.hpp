@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/params/params.hpp"
+#include "model/trace/trace_dir.hpp"
 
 namespace mstep::model {
 
@@ -16,5 +17,31 @@ namespace mstep::model {
 // or a calibration lacks the measurements.
 std::optional<std::string> speed_change(const CalibrationParams& before, const CalibrationParams& after,
                                         double tolerance = 0.15);
+
+// The run's own small-message latency. libmstep synchronises clocks at MPI_Init and MPI_Finalize by
+// a ping-pong of 8 bytes between rank 0 and each other rank, and keeps the best of its 8 round
+// trips (ClockSync::rtt_ns): half of it is the run's 8-byte half round trip, the quantity the
+// calibration's half_rtt_8B measures. It includes two clock reads the calibration's timing does not
+// (tens of ns).
+struct ProbedLatency {
+  double at_init_s = 0;      // median over the ranks compared; 0 when none was measured
+  double at_finalize_s = 0;  // 0 when no such rank reached MPI_Finalize
+  std::size_t ranks = 0;     // ranks whose samples were used
+  bool same_host = true;     // those ranks share rank 0's host (else: on other hosts)
+};
+
+// From the clock samples of every rank read (metadata is enough). `same_host`: compare the ranks on
+// rank 0's host (the calibration's pair shared a host) or those on others. Hosts unknown: all ranks.
+ProbedLatency probed_latency(const TraceDir& trace, bool same_host = true);
+
+// One sentence when the run's probed half round trip differs from the calibration's by more than
+// `tolerance` (relative) at MPI_Init or at MPI_Finalize; nullopt when it does not or either side
+// lacks the measurement. This machine's latency moves by 3-4 times between periods, and a run in
+// another period than its parameters is mispredicted by that much.
+std::optional<std::string> run_speed_difference(const ProbedLatency& run, const CalibrationParams& params,
+                                                double tolerance = 0.3);
+
+// Did the calibration's pair share a host? (Unknown: yes.)
+bool calibrated_on_one_host(const CalibrationParams& params);
 
 }  // namespace mstep::model

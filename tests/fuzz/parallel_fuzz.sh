@@ -11,6 +11,9 @@ out=${3:?usage}
 seconds=${4:-240}
 jobs=${5:-$(nproc)}
 mkdir -p "$out"
+# No allocation stacks kept by ASan: a quarter more executions a second here (an artifact found is
+# replayed with the default options, `FUZZ_BINARY ARTIFACT`, to see where its memory came from).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=0}
 out=$(cd "$out" && pwd)
 work=$(mktemp -d)
 for j in $(seq 1 "$jobs"); do

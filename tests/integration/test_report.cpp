@@ -6,6 +6,7 @@
 // flaky, make the waits longer rather than the tolerance wider.
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include "harness.hpp"
 
@@ -169,6 +170,56 @@ TEST_CASE("report: without parameters the models are null, a bad parameter file 
     REQUIRE(err.size() == 1);
     CHECK(err[0].rfind("mstep: ", 0) == 0);
     CHECK(err[0].find(bad.string()) != std::string::npos);
+  }
+}
+
+TEST_CASE("report: the run's own 8-byte round trip beside the parameters', and a warning when they differ",
+          "[report][params]") {
+  const fs::path dir = test_dir() / "trace";
+  record_report_program(dir, {prog("imbalance"), "5", "1", "1"});
+  const Env env = no_default_params(dir.parent_path());
+  auto params_with = [&](double half_rtt_8B) {
+    std::ostringstream name;
+    name << "params-" << half_rtt_8B << ".json";
+    const fs::path p = dir.parent_path() / name.str();
+    std::ofstream out(p);
+    out.precision(17);
+    out << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 8256, "S": 8256,
+      "meta": {"half_rtt_8B": )"
+        << half_rtt_8B << "}}\n";
+    return p.string();
+  };
+  // The probe is libmstep's clock sync at MPI_Init and MPI_Finalize (rank 1 with rank 0).
+  const Result as_json = run({kMstep, "report", dir.string(), "--params", params_with(1.0), "--format", "json"}, env);
+  REQUIRE(as_json.code == 0);
+  const json rep = json::parse(as_json.out);
+  const json& probe = rep.at("latency_probe");
+  INFO(probe.dump());
+  CHECK(probe.at("ranks") == 1);
+  const double init = probe.at("init_half_rtt_s").get<double>(), fin = probe.at("finalize_half_rtt_s").get<double>();
+  CHECK(init > 0);
+  CHECK(init < 1e-3);
+  CHECK(fin > 0);
+  CHECK(fin < 1e-3);
+  CHECK(probe.at("parameters_half_rtt_s") == 1.0);
+  // Parameters a million times slower than the run: said once on stderr, and in the JSON.
+  REQUIRE(probe.at("warning").is_string());
+  const Result slow = run({kMstep, "report", dir.string(), "--params", params_with(1.0)}, env);
+  CHECK(slow.code == 0);
+  const auto err = lines_of(slow.err);
+  CHECK(std::count_if(err.begin(), err.end(), [](const std::string& l) {
+          return l.rfind("mstep: warning: the run's 8-byte half round trip (", 0) == 0 &&
+                 l.find("libmstep's clock sync with rank 0) is ") != std::string::npos;
+        }) == 1);
+  CHECK(slow.out.find("8-byte half round trip: ") != std::string::npos);
+  // Parameters that say what the run measured: nothing to warn of (unless this machine changed its
+  // speed between the run's MPI_Init and MPI_Finalize, which it does now and then: not a failure).
+  if (fin / init > 0.8 && fin / init < 1.25) {
+    const Result same = run({kMstep, "report", dir.string(), "--params", params_with((init + fin) / 2)}, env);
+    CHECK(same.code == 0);
+    CHECK(same.err.find("half round trip") == std::string::npos);
+  } else {
+    WARN("the run's round trip moved from " << init << " s to " << fin << " s: not compared");
   }
 }
 

@@ -38,3 +38,59 @@ TEST_CASE("speed check: what moved between two calibrations, beyond the toleranc
   CHECK_FALSE(speed_change(CalibrationParams{}, calibration(6.0e-6, 55e-6)));
   CHECK(speed_change(calibration(6.0e-6, 55e-6), calibration(6.5e-6, 60e-6), 0.05));  // a tighter tolerance
 }
+
+namespace {
+
+// A run of `rtts.size() + 1` ranks: rank 0 serves the clock sync (no round trip of its own), rank
+// r + 1 has the round trips rtts[r] = {at MPI_Init, at MPI_Finalize} in ns (0: no such sample).
+mstep::TraceDir run_with_round_trips(const std::vector<std::pair<std::int64_t, std::int64_t>>& rtts,
+                                     std::vector<std::string> hosts = {}) {
+  mstep::TraceDir d;
+  d.meta.hosts = std::move(hosts);
+  d.ranks.resize(rtts.size() + 1);
+  d.ranks[0].emplace();
+  d.ranks[0]->clocks.push_back(mstep::ClockSync{mstep::ClockSync::AtInit, 0, 0, 0, 0});
+  for (std::size_t r = 0; r < rtts.size(); ++r) {
+    auto& t = d.ranks[r + 1].emplace();
+    if (rtts[r].first) t.clocks.push_back(mstep::ClockSync{mstep::ClockSync::AtInit, 0, 0, 0, rtts[r].first});
+    if (rtts[r].second) t.clocks.push_back(mstep::ClockSync{mstep::ClockSync::AtFinalize, 0, 0, 0, rtts[r].second});
+  }
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("speed check: the run's own 8-byte round trips against the calibration's", "[validation]") {
+  // Three ranks beside rank 0: medians of 400/420/1400 ns and of 380/390/400 ns, halved.
+  const auto run = probed_latency(run_with_round_trips({{400, 380}, {1400, 400}, {420, 390}}));
+  CHECK(run.ranks == 3);
+  CHECK(run.at_init_s == Approx(210e-9));
+  CHECK(run.at_finalize_s == Approx(195e-9));
+  CHECK_FALSE(run_speed_difference(run, calibration(0.2e-6, 3.5e-6)));  // 5% and 2.5% off: nothing to say
+  // The machine's slow period: 3.5 times the calibration's 0.2 us at MPI_Finalize.
+  const auto slow = probed_latency(run_with_round_trips({{400, 1400}}));
+  const auto said = run_speed_difference(slow, calibration(0.2e-6, 3.5e-6));
+  REQUIRE(said);
+  CHECK(*said == "the run's 8-byte half round trip (0.2 us at MPI_Init, 0.7 us at MPI_Finalize; libmstep's clock "
+                 "sync with rank 0) is 3.5 times the parameters' (0.2 us): the machine was not in the state it was "
+                 "calibrated in, and predictions of small messages are off by about as much (calibrate again in "
+                 "the run's conditions)");
+  // A killed rank has no MPI_Finalize sample; a calibration without the measurement says nothing.
+  const auto killed = probed_latency(run_with_round_trips({{1400, 0}}));
+  CHECK(killed.at_finalize_s == 0);
+  CHECK(run_speed_difference(killed, calibration(0.2e-6, 3.5e-6)));
+  CHECK_FALSE(run_speed_difference(killed, CalibrationParams{}));
+  // A 1-rank run (or rank 0 alone) has nothing to compare.
+  CHECK(probed_latency(run_with_round_trips({})).ranks == 0);
+  CHECK_FALSE(run_speed_difference(probed_latency(run_with_round_trips({})), calibration(0.2e-6, 3.5e-6)));
+  // Hosts: the ranks on rank 0's host when the calibration's pair shared one, the others otherwise.
+  const auto two_hosts = run_with_round_trips({{400, 400}, {6000, 6000}}, {"a", "a", "b"});
+  CHECK(probed_latency(two_hosts, true).at_init_s == Approx(200e-9));
+  CHECK(probed_latency(two_hosts, false).at_init_s == Approx(3000e-9));
+  CalibrationParams across = calibration(3e-6, 10e-6);
+  across.meta.pair = {0, 1};
+  across.meta.hosts = {"x", "y"};
+  CHECK_FALSE(calibrated_on_one_host(across));
+  across.meta.hosts = {"x", "x"};
+  CHECK(calibrated_on_one_host(across));
+}

@@ -369,6 +369,7 @@ void run(const Options& o) {
     fail(1, e.what());
   }
   warn_if_other_network(baseline, params_file, trace);
+  warn_if_other_speed(baseline, trace);
   PairLatency pairs;
   if (!o.pairs.empty()) {
     std::string error;

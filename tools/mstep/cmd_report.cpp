@@ -1,6 +1,7 @@
 // mstep report: predicted against actual, and where ranks waited for each other, by source line.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/analysis/report.hpp"
+#include "model/analysis/speed_check.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/progress.hpp"
 #include "tools/mstep/output.hpp"
@@ -97,7 +99,34 @@ void print_csv(const Report& rep, const std::vector<Hotspot>& hot) {
   }
 }
 
-void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file, std::size_t top) {
+// The run's probed 8-byte half round trip beside the parameters' (model/analysis/speed_check.hpp).
+struct LatencyLine {
+  model::ProbedLatency run;
+  double parameters_s = 0;
+  std::optional<std::string> difference;
+};
+
+LatencyLine latency_line(const TraceDir& trace, const model::CalibrationParams* params) {
+  LatencyLine l;
+  l.run = model::probed_latency(trace, params ? model::calibrated_on_one_host(*params) : true);
+  if (params) {
+    l.parameters_s = params->meta.half_rtt_8B;
+    l.difference = model::run_speed_difference(l.run, *params);
+  }
+  return l;
+}
+
+nlohmann::json to_json(const LatencyLine& l) {
+  auto seconds = [](double s) { return s > 0 ? nlohmann::json(s) : nlohmann::json(nullptr); };
+  return {{"init_half_rtt_s", seconds(l.run.at_init_s)},
+          {"finalize_half_rtt_s", seconds(l.run.at_finalize_s)},
+          {"ranks", l.run.ranks},
+          {"parameters_half_rtt_s", seconds(l.parameters_s)},
+          {"warning", l.difference ? nlohmann::json(*l.difference) : nlohmann::json(nullptr)}};
+}
+
+void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file, std::size_t top,
+                const LatencyLine& latency) {
   fmt::print("mstep report: {} ({} ranks, {})\n", rep.trace, rep.ranks, rep.complete ? "complete" : "incomplete");
   std::size_t slowest = 0;
   for (std::size_t r = 0; r < rep.rank_actual_s.size(); ++r)
@@ -112,6 +141,12 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
   fmt::print("time in MPI {:.6f} s = {:.1f}% of all ranks' time; {} messages matched\n", rep.mpi_s,
              share_pct(rep, rep.mpi_s), rep.messages);
   if (!params_file.empty()) fmt::print("parameters: {}\n", params_file);
+  if (latency.run.at_init_s > 0 || latency.run.at_finalize_s > 0) {
+    auto us = [](double s) { return s > 0 ? fmt::format("{:.3f} us", s * 1e6) : std::string("-"); };
+    fmt::print("8-byte half round trip: {} at MPI_Init, {} at MPI_Finalize (the run's clock sync){}\n",
+               us(latency.run.at_init_s), us(latency.run.at_finalize_s),
+               latency.parameters_s > 0 ? fmt::format("; parameters {}", us(latency.parameters_s)) : "");
+  }
 
   fmt::print("\n{:<8} {:>14} {:>9}\n", "model", "predicted s", "error %");
   for (const auto& m : rep.models) {
@@ -243,13 +278,19 @@ void add_report(CLI::App& app) {
       }
     }
     if (params) warn_if_other_network(*params, params_file, trace);
+    const LatencyLine latency = latency_line(trace, params ? &*params : nullptr);
+    if (latency.difference) std::fprintf(stderr, "mstep: warning: %s\n", latency.difference->c_str());
     const Report rep = streamed ? model::build_report_streamed(trace, params ? &*params : nullptr, 1000, o->jobs)
                                 : model::build_report(trace, params ? &*params : nullptr);
     const auto hot = resolve_hotspots(trace, rep);
-    if (o->format == "json") fmt::print("{}\n", to_json(rep, hot, params_file).dump(2));
+    if (o->format == "json") {
+      nlohmann::json j = to_json(rep, hot, params_file);
+      j["latency_probe"] = to_json(latency);
+      fmt::print("{}\n", j.dump(2));
+    }
     else if (o->format == "csv") print_csv(rep, hot);
     else if (o->format == "html") write_html(trace, rep, hot, params_file, params ? &*params : nullptr, o->output);
-    else print_text(rep, hot, params_file, o->top);
+    else print_text(rep, hot, params_file, o->top, latency);
     TraceDir problems;
     problems.problems = rep.problems;
     report_problems(problems);

@@ -224,6 +224,7 @@ void run(const Options& o) {
   bool streamed = false;
   const TraceDir trace = load_trace_for_models(o.dir, o.stream, streamed);
   warn_if_other_network(baseline, params_file, trace);
+  warn_if_other_speed(baseline, trace);
   const WhatIfResult res = model::compare_whatif(trace, baseline, ed.params, streamed ? o.jobs : 0);
   const auto hot = resolve_hotspots(trace, res);
   if (o.format == "json") fmt::print("{}\n", to_json(res, ed, hot, params_file, o.net.network).dump(2));

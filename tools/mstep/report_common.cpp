@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "model/analysis/report.hpp"
+#include "model/analysis/speed_check.hpp"
 #include "tools/mstep/progress.hpp"
 
 namespace mstep::cli {
@@ -117,6 +118,12 @@ void warn_if_other_network(const model::CalibrationParams& params, const std::st
   if (!diff.empty())
     std::fprintf(stderr, "mstep: warning: the run and its parameters are from different networks (%s): the "
                  "predictions are for the parameters' network\n", diff.c_str());
+}
+
+void warn_if_other_speed(const model::CalibrationParams& params, const TraceDir& trace) {
+  const auto probed = model::probed_latency(trace, model::calibrated_on_one_host(params));
+  if (const auto diff = model::run_speed_difference(probed, params))
+    std::fprintf(stderr, "mstep: warning: %s\n", diff->c_str());
 }
 
 }  // namespace mstep::cli
