@@ -31,6 +31,11 @@ std::string row_note(const ValidationRow& r) {
     if (!note.empty()) note += "; ";
     note += fmt::format("oversubscribed: {} ranks on {} cores", r.ranks, r.cores);
   }
+  if (r.ok() && r.other_period) {
+    if (!note.empty()) note += "; ";
+    note += fmt::format("another period: 8 B half round trip {:.2g} / {:.2g} us at Init / Finalize", r.probe_init_s * 1e6,
+                        r.probe_finalize_s * 1e6);
+  }
   return note;
 }
 

@@ -62,6 +62,10 @@ struct ValidationRow {
   std::vector<Prediction> predictions;  // kValidatedModels order
   SizesAroundS sizes;
   std::string trace;  // directory of the kept repetition
+  // The kept repetition's own 8-byte half round trip (model/analysis/speed_check.hpp) and whether
+  // it differs from the calibration's by more than its tolerance: a run in another period.
+  double probe_init_s = 0, probe_finalize_s = 0;
+  bool other_period = false;
   std::string error;  // non-empty: the run failed and has no numbers
   bool ok() const { return error.empty(); }
   const Prediction* find(std::string_view model) const;

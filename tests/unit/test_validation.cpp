@@ -255,7 +255,10 @@ TEST_CASE("The text table has one line per row with signed errors and notes", "[
   ValidationRow a = row("gauss", 2, {-1.5, 2.3, 8, -0.5, n}, 3);
   a.size_label = "n1536";
   a.actual_s = 2.0;  // predictions stay as row() made them: the table prints what it is given
-  const std::vector<ValidationRow> rows{a, row("ring", 4, {0, 0, 0, 0, 0}), failed_row("fft", 2)};
+  ValidationRow ring = row("ring", 4, {0, 0, 0, 0, 0});
+  ring.other_period = true;  // the run's own round trip was not the calibration's
+  ring.probe_init_s = 0.62e-6, ring.probe_finalize_s = 0.654e-6;
+  const std::vector<ValidationRow> rows{a, ring, failed_row("fft", 2)};
   const std::string t = text_table(rows);
   const auto first_newline = t.find('\n');
   const std::string header = t.substr(0, first_newline);
@@ -273,7 +276,9 @@ TEST_CASE("The text table has one line per row with signed errors and notes", "[
   CHECK(lines[1].find("+8.0") != std::string::npos);   // LogGP
   CHECK(lines[1].find("-0.5") != std::string::npos);   // LogGPS
   CHECK(lines[1].find("3/13") != std::string::npos);   // 3 of 13 messages at or over S
-  CHECK(lines[2].find("oversubscribed: 4 ranks on 2 cores") != std::string::npos);
+  CHECK(lines[2].find("oversubscribed: 4 ranks on 2 cores; another period: 8 B half round trip 0.62 / 0.65 us at Init / "
+                      "Finalize") != std::string::npos);
+  CHECK(lines[1].find("another period") == std::string::npos);
   CHECK(lines[3].find("failed: 'mpiexec -n 2 x' exited with code 1") != std::string::npos);
   CHECK(lines[3].find("fft") == 0);
   // Every row's columns line up with the header's, whatever the length of the names.

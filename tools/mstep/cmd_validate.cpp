@@ -151,6 +151,8 @@ struct Repetition {
   std::vector<model::Prediction> predictions;
   model::SizesAroundS sizes;
   std::string trace;
+  model::ProbedLatency probe;
+  bool other_period = false;
 };
 
 // Records the run `repeat` times and keeps the repetition with the median actual time.
@@ -205,6 +207,8 @@ ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Plan
         rep.predictions.push_back({m.name, m.available, m.available ? m.predicted_s : model::kNaN,
                                    m.available ? m.error_pct : model::kNaN, m.note});
       rep.sizes = model::sizes_around(trace, S);
+      rep.probe = model::probed_latency(trace, model::calibrated_on_one_host(x.params));
+      rep.other_period = model::run_speed_difference(rep.probe, x.params).has_value();
     } catch (const std::exception& e) {
       return failed(fmt::format("trace {}: {}", rep.trace, e.what()));
     }
@@ -217,6 +221,9 @@ ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Plan
   row.actual_s = kept.actual_s;
   row.sizes = kept.sizes;
   row.trace = kept.trace;
+  row.probe_init_s = kept.probe.at_init_s;
+  row.probe_finalize_s = kept.probe.at_finalize_s;
+  row.other_period = kept.other_period;
   for (const auto name : model::kValidatedModels) {
     model::Prediction pr{std::string(name), false, model::kNaN, model::kNaN, "not in the report"};
     for (const auto& m : kept.predictions)
@@ -249,6 +256,9 @@ json row_json(const ValidationRow& r) {
   return {{"experiment", r.experiment},     {"case", r.case_name},
           {"size", r.size_label},           {"args", r.args},
           {"ranks", r.ranks},               {"oversubscribed", r.oversubscribed},
+          {"probe_half_rtt_s", json::array({num(r.probe_init_s > 0 ? r.probe_init_s : model::kNaN),
+                                            num(r.probe_finalize_s > 0 ? r.probe_finalize_s : model::kNaN)})},
+          {"other_period", r.other_period},
           {"ok", r.ok()},                   {"error", r.error},
           {"actual_s", num(r.actual_s)},    {"repetitions_s", reps},
           {"kept_repetition", r.ok() ? json(r.chosen + 1) : json(nullptr)},
