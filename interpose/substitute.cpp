@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interpose/wrap_common.hpp"
+#include "model/cost/bcast_plan.hpp"
 #include "model/cost/collectives.hpp"
 
 namespace mstep {
@@ -24,7 +25,6 @@ Substitutes g_substitutes;
 namespace {
 
 constexpr int kTag = 0;  // the private communicator carries nothing else
-constexpr int kEssspMaxRanks = 256;  // the network is a table of every pair, built per root and size
 
 // The first failing return code of a sequence of calls.
 struct Rc {
@@ -153,22 +153,6 @@ PlanCache& plan_slot(MPI_Comm pc, int root, std::uint64_t bytes) {
   return g_plans[h & (kPlanSlots - 1)];
 }
 
-// The network of Mateescu and Taylor's schedules among the members of `comm`: every pair the
-// LogGPS pair of `bytes`, plus the delay apparatus's latency of the pair.
-model::BroadcastNetwork member_network(const model::LogGPSParams& loggps, const CommInfo& comm, int n,
-                                       std::uint64_t bytes) {
-  const model::BroadcastPair pair = model::uniform_broadcast_pair(loggps, bytes);
-  model::BroadcastNetwork net = model::uniform_broadcast_network(static_cast<std::uint32_t>(n), pair);
-  const PairLatency& pairs = g_delay.pairs();
-  if (!pairs.empty()) {
-    for (int u = 0; u < n; ++u)
-      for (int v = 0; v < n; ++v)
-        net.latency[static_cast<std::size_t>(u) * static_cast<std::size_t>(n) + static_cast<std::size_t>(v)] +=
-            1e-9 * static_cast<double>(pairs.ns(comm.world_rank(u), comm.world_rank(v)));
-  }
-  return net;
-}
-
 TreePlan member_plan(const model::BroadcastTree& tree, TreePlan::Kind kind, int me) {
   TreePlan p;
   p.kind = kind;
@@ -178,26 +162,28 @@ TreePlan member_plan(const model::BroadcastTree& tree, TreePlan::Kind kind, int 
   return p;
 }
 
-// esssp: Mateescu and Taylor's E-SSSP tree with its labeling; a member it does not reach (no
-// finite path) makes every member take the binomial tree instead.
-// auto: model::auto_broadcast's choice; MPICH's own where it sees no clear gain, except under the
-// delay apparatus, which MPICH's own collectives bypass: there libmstep's binomial tree (MPICH's
-// schedule) runs, so that the choice is measured on the delayed network like the others.
+// model::plan_substitute_broadcast's choice for this member (the replay charges the same one):
+// esssp, Mateescu and Taylor's E-SSSP tree with its labeling (the binomial tree where it does not
+// reach every member); auto, model::auto_broadcast's choice, MPICH's own where it sees no clear
+// gain, except under the delay apparatus, which MPICH's own collectives bypass: there libmstep's
+// binomial tree (MPICH's schedule) runs, so that the choice is measured on the delayed network.
 TreePlan plan_broadcast(BcastAlgo algo, const model::LogGPSParams& loggps, const CommInfo& comm, int root, int me,
                         int n, std::uint64_t bytes) {
-  const model::BroadcastNetwork net = member_network(loggps, comm, n, bytes);
-  const auto r = static_cast<std::uint32_t>(root);
-  if (algo == BcastAlgo::Esssp) {
-    const model::BroadcastLabeling plan = model::esssp_broadcast(net, r);
-    for (int v = 0; v < n; ++v)
-      if (v != root && plan.tree.parent[static_cast<std::size_t>(v)] == model::kNoParent) return TreePlan::of(TreePlan::Binomial);
-    return member_plan(plan.tree, TreePlan::Tree, me);
+  const auto un = static_cast<std::uint32_t>(n);
+  model::BroadcastNetwork net;
+  if (model::substitute_broadcast_needs_network(algo, un, g_delay.on())) {
+    std::vector<std::int32_t> world(un);
+    for (int u = 0; u < n; ++u) world[static_cast<std::size_t>(u)] = comm.world_rank(u);
+    net = model::substitute_network(loggps, world, g_delay.pairs(), bytes);
   }
-  const model::AutoBroadcastChoice c =
-      model::auto_broadcast(net, r, model::mpich_bcast_is_binomial(static_cast<std::uint32_t>(n), bytes));
-  if (c.algorithm != model::AutoBroadcast::Mpich) return member_plan(c.tree, TreePlan::Tree, me);
-  const bool binomial = g_delay.on() && model::mpich_bcast_is_binomial(static_cast<std::uint32_t>(n), bytes);
-  return TreePlan::of(binomial ? TreePlan::Binomial : TreePlan::Mpich);
+  const model::SubstituteBroadcast plan =
+      model::plan_substitute_broadcast(algo, net, un, static_cast<std::uint32_t>(root), bytes, g_delay.on());
+  switch (plan.kind) {
+    case model::SubstituteBroadcast::Tree: return member_plan(plan.tree, TreePlan::Tree, me);
+    case model::SubstituteBroadcast::Binomial: return TreePlan::of(TreePlan::Binomial);
+    case model::SubstituteBroadcast::Mpich: break;
+  }
+  return TreePlan::of(TreePlan::Mpich);
 }
 
 int tree_bcast(const Wire& w, const TreePlan& plan, void* buf, int count, MPI_Datatype type) {
@@ -376,8 +362,8 @@ int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Co
   if (n == 1) return MPI_SUCCESS;
   const bool planned = settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto;
   // Above kEssspMaxRanks: esssp runs the binomial tree, auto MPICH's own.
-  if (planned && n > kEssspMaxRanks && settings_.bcast == BcastAlgo::Auto) return PMPI_Bcast(buf, count, type, root, comm);
-  const bool plan = planned && n <= kEssspMaxRanks;
+  if (planned && n > static_cast<int>(model::kEssspMaxRanks) && settings_.bcast == BcastAlgo::Auto) return PMPI_Bcast(buf, count, type, root, comm);
+  const bool plan = planned && n <= static_cast<int>(model::kEssspMaxRanks);
   const CommInfo* info = g_delay.on() || plan ? &g_recorder.comm(comm) : nullptr;
   const Wire w{pc, g_delay.on() ? info : nullptr};
   if (plan) {

@@ -63,12 +63,12 @@ std::vector<Instance> instances_of(std::span<const RankTrace* const> ranks,
       const auto r = static_cast<std::uint32_t>(root);
       if (first) {
         inst.members = &def->world_ranks;
-        inst.shape = choose_collective(e.op, n, r, collective_block_bytes(e, n), subs);
+        inst.shape = choose_collective(e.op, n, r, collective_block_bytes(e, n), subs, *inst.members);
         first = false;
       } else if (inst.shape.op != e.op || inst.shape.n != n || inst.shape.root != r) {
         bad = true;
       } else if (e.flags & kRoot) {
-        inst.shape = choose_collective(e.op, n, r, collective_block_bytes(e, n), subs);
+        inst.shape = choose_collective(e.op, n, r, collective_block_bytes(e, n), subs, *inst.members);
       }
     }
     inst.usable = !bad && !first && calls[k].size() == inst.shape.n && inst.shape.algo != CollAlgo::Unsupported;

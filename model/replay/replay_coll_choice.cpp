@@ -1,9 +1,17 @@
 // Which algorithm a collective runs: MPICH 4.0.2's selection, or libmstep's substitute that
 // meta.json says ran; its rounds, sizes and name (model/replay/replay_collectives.hpp). The
 // members' programs are in replay_collectives.cpp.
+#include <map>
+#include <mutex>
 #include <string_view>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "format/collective_substitutes.hpp"
+#include "format/delay_pairs.hpp"
+#include "model/cost/bcast_plan.hpp"
 #include "model/replay/coll_math.hpp"
 #include "model/replay/replay_collectives.hpp"
 
@@ -33,6 +41,66 @@ std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n) {
     default: return 0;
   }
 }
+
+class BcastPlans {
+ public:
+  BcastPlans(BcastAlgo algo, const LogGPSParams& loggps, PairLatency pairs, bool delayed)
+      : algo_(algo), loggps_(loggps), pairs_(std::move(pairs)), delayed_(delayed) {}
+
+  // The plan for these members (world ranks), root and size; the same object for the same inputs.
+  const SubstituteBroadcast& get(std::span<const std::int32_t> members, std::uint32_t root, std::uint64_t m) {
+    const auto n = static_cast<std::uint32_t>(members.size());
+    if (!substitute_broadcast_needs_network(algo_, n, delayed_)) {
+      // No network to build: the same answer for every such communicator.
+      std::lock_guard lock(mutex_);
+      auto& p = simple_[n > kEssspMaxRanks];
+      if (!p) p = std::make_unique<SubstituteBroadcast>(plan_substitute_broadcast(algo_, BroadcastNetwork{}, n, root, m, delayed_));
+      return *p;
+    }
+    Key key{std::vector<std::int32_t>(members.begin(), members.end()), root, m};
+    std::lock_guard lock(mutex_);
+    auto& p = plans_[std::move(key)];
+    if (!p)
+      p = std::make_unique<SubstituteBroadcast>(
+          plan_substitute_broadcast(algo_, substitute_network(loggps_, members, pairs_, m), n, root, m, delayed_));
+    return *p;
+  }
+
+ private:
+  using Key = std::tuple<std::vector<std::int32_t>, std::uint32_t, std::uint64_t>;
+  BcastAlgo algo_;
+  LogGPSParams loggps_;
+  PairLatency pairs_;
+  bool delayed_;
+  std::mutex mutex_;
+  std::map<Key, std::unique_ptr<SubstituteBroadcast>> plans_;
+  std::map<bool, std::unique_ptr<SubstituteBroadcast>> simple_;  // by n > kEssspMaxRanks
+};
+
+namespace {
+
+// meta.json's "collectives.loggps" (seconds; s and S in bytes, null for infinite); nullopt when
+// it is not there or not whole.
+std::optional<LogGPSParams> recorded_loggps(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  LogGPSParams p;
+  for (auto [key, field] : {std::pair{"L", &p.L}, {"o", &p.o}, {"Os", &p.Os}, {"Or", &p.Or}, {"g", &p.g},
+                            {"Gs", &p.Gs}, {"Gl", &p.Gl}}) {
+    if (!j.contains(key) || !j.at(key).is_number()) return std::nullopt;
+    *field = j.at(key).get<double>();
+  }
+  for (auto [key, field] : {std::pair{"s", &p.s}, {"S", &p.S}}) {
+    if (!j.contains(key)) return std::nullopt;
+    if (j.at(key).is_null()) *field = kInfiniteBytes;
+    else if (j.at(key).is_number_unsigned()) *field = j.at(key).get<std::uint64_t>();
+    else return std::nullopt;
+  }
+  return p;
+}
+
+}  // namespace
 
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast) {
   CollectiveSubstitutes s;
@@ -64,11 +132,19 @@ CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
     s.barrier_auto = true;
     s.logp = LogPBarrierParams{meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g};
   }
+  if (s.bcast_recorded) {
+    const auto algo = parse_bcast_name(meta.bcast_substitute);
+    const auto loggps = recorded_loggps(meta.bcast_loggps_json);
+    std::string error;
+    PairLatency pairs;
+    if (!meta.delay_pairs_json.empty()) pairs = PairLatency::parse(meta.delay_pairs_json, meta.ranks, error);
+    if (algo && loggps && error.empty()) s.plans = std::make_shared<BcastPlans>(*algo, *loggps, std::move(pairs), meta.delayed);
+  }
   return s;
 }
 
 CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t m,
-                            const CollectiveSubstitutes& subs) {
+                            const CollectiveSubstitutes& subs, std::span<const std::int32_t> members) {
   CollShape s{CollAlgo::Unsupported, op, n, root, m};
   if (n <= 1) {
     s.algo = CollAlgo::Nothing;
@@ -86,8 +162,20 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
     return s;
   }
   if (op == Op::Bcast && subs.bcast_recorded) {
-    s.substitute = true;  // Unsupported: the members keep their recorded durations
-    return s;
+    if (!subs.plans || members.size() != n || root >= n) {
+      s.substitute = true;  // Unsupported: the members keep their recorded durations
+      return s;
+    }
+    const SubstituteBroadcast& plan = subs.plans->get(members, root, m);
+    switch (plan.kind) {
+      case SubstituteBroadcast::Tree:
+        s.algo = CollAlgo::BcastTree, s.tree = &plan.tree, s.substitute = true;
+        return s;
+      case SubstituteBroadcast::Binomial:
+        s.algo = CollAlgo::BcastBinomial, s.substitute = true;  // libmstep's binomial tree: MPICH's schedule
+        return s;
+      case SubstituteBroadcast::Mpich: break;  // MPICH's own ran: its choice below
+    }
   }
   if (op == Op::Bcast && subs.bcast != CollAlgo::Unsupported) {
     s.algo = subs.bcast, s.substitute = true;
@@ -166,7 +254,8 @@ std::uint32_t coll_rounds(const CollShape& s) {
     case CollAlgo::ReduceScatterPairwise: return n;
     case CollAlgo::BarrierCentral: return 2;
     case CollAlgo::BarrierCombiningTree: return 1 + K;
-    case CollAlgo::BcastFlat: return 1;
+    case CollAlgo::BcastFlat:
+    case CollAlgo::BcastTree: return 1;
   }
   return 0;
 }
@@ -198,6 +287,7 @@ std::string_view coll_algo_name(CollAlgo a) {
     case CollAlgo::BarrierCentral: return "central counter";
     case CollAlgo::BarrierCombiningTree: return "combining tree";
     case CollAlgo::BcastFlat: return "flat tree";
+    case CollAlgo::BcastTree: return "planned tree (E-SSSP or auto)";
   }
   return "unknown";
 }

@@ -417,6 +417,20 @@ void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32
       bcast_binomial(w, n, me, 0, 0, 1);
       break;
     }
+    case CollAlgo::BcastTree:
+      // libmstep's tree_bcast: receive from the parent, then send to each child in turn, each a
+      // blocking step. A message's slot is its receiver.
+      if (s.tree && me < s.tree->parent.size()) {
+        if (s.tree->parent[me] != kNoParent) {
+          w.recv(0, me, s.tree->parent[me], m);
+          w.step();
+        }
+        for (const std::uint32_t c : s.tree->children[me]) {
+          w.send(0, c, c, m);
+          w.step();
+        }
+      }
+      break;
     case CollAlgo::BcastFlat:
       if (rel == 0) {
         for (std::uint32_t k = 1; k < n; ++k) {

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -48,7 +50,13 @@ enum class CollAlgo : std::uint8_t {
   BarrierCentral,               // MSTEP_BARRIER=central
   BarrierCombiningTree,         // MSTEP_BARRIER=tree:N (CollShape::arity)
   BcastFlat,                    // MSTEP_BCAST=flat (binomial is MPICH's BcastBinomial)
+  BcastTree,                    // MSTEP_BCAST=esssp|auto: the planned tree (CollShape::tree)
 };
+
+// The broadcast plans of MSTEP_BCAST=esssp|auto, made as libmstep made them (model/cost/bcast_plan)
+// from the run's recorded LogGPS parameters and delay pairs, once per members, root and size.
+// Shared by copies of one CollectiveSubstitutes; safe to use from several replays at once.
+class BcastPlans;
 
 // The collectives libmstep ran in place of MPICH's (meta.json "collectives"); the defaults are
 // MPICH's own.
@@ -61,9 +69,10 @@ struct CollectiveSubstitutes {
   LogPBarrierParams logp;
   CollAlgo bcast = CollAlgo::Unsupported;    // Unsupported: MPICH's; else BcastFlat or BcastBinomial
   // MSTEP_BCAST=esssp or auto: the tree (auto: also whether MPICH's ran) depends on the run's
-  // per-pair latencies, which the replay's one network does not have; the calls keep their
-  // recorded durations.
+  // parameters and per-pair latencies. With them in meta.json (collectives.loggps, delay.pairs),
+  // `plans` makes the trees that ran; without them the calls keep their recorded durations.
   bool bcast_recorded = false;
+  std::shared_ptr<BcastPlans> plans;
   bool any() const { return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded; }
 };
 
@@ -97,6 +106,7 @@ struct CollShape {
   std::uint64_t m = 0;     // bytes: the message (Bcast, Reduce, Allreduce) or one member's block
   std::uint32_t arity = 0; // BarrierCombiningTree
   bool substitute = false; // one of libmstep's algorithms, not MPICH's choice
+  const BroadcastTree* tree = nullptr;  // BcastTree: communicator ranks (owned by BcastPlans)
 };
 
 // One message of a member's program.
@@ -114,8 +124,10 @@ std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n);
 // MPICH 4.0's default algorithm for an intracommunicator of n ranks and m bytes (as
 // collective_block_bytes gives them), or libmstep's substitute where `subs` names one for `op`.
 // Barrier: m is ignored.
+// `members`: the communicator's world ranks, for the plans of MSTEP_BCAST=esssp|auto (without
+// them such a broadcast keeps its recorded durations).
 CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t m,
-                            const CollectiveSubstitutes& subs = {});
+                            const CollectiveSubstitutes& subs = {}, std::span<const std::int32_t> members = {});
 
 // Rounds of the instance: it has rounds * n message slots.
 std::uint32_t coll_rounds(const CollShape& s);

@@ -253,11 +253,11 @@ struct Linker::Impl {
       const auto members = run.members.find(gcomm);
       inst.members = members == run.members.end() ? &def->world_ranks : &members->second;
       for (const std::int32_t m : *inst.members) inst.bad = inst.bad || !present(m);
-      inst.shape = choose_collective(e.op, n, root, collective_block_bytes(e, n), run.substitutes);
+      inst.shape = choose_collective(e.op, n, root, collective_block_bytes(e, n), run.substitutes, *inst.members);
     } else if (inst.shape.op != e.op || inst.shape.n != n || inst.shape.root != root) {
       inst.bad = true;  // the members disagree on what this collective is
     } else if (e.flags & kRoot) {
-      inst.shape = choose_collective(e.op, n, root, collective_block_bytes(e, n), run.substitutes);  // the root's sizes win
+      inst.shape = choose_collective(e.op, n, root, collective_block_bytes(e, n), run.substitutes, *inst.members);  // the root's sizes win
     }
   }
 };

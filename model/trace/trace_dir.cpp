@@ -33,6 +33,8 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
                                      m.write_failed_ranks == 1 ? "" : "s"));
     if (j.contains("environment")) m.environment = j.at("environment").get<MpiEnvironment>();
     m.delayed = j.contains("delay");
+    if (m.delayed && j.at("delay").is_object() && j.at("delay").contains("pairs") && !j.at("delay").at("pairs").is_null())
+      m.delay_pairs_json = j.at("delay").at("pairs").dump();
     if (j.contains("collectives")) {
       const auto& c = j.at("collectives");
       m.barrier_substitute = c.value("barrier", "");
@@ -43,6 +45,7 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
         const auto& l = c.at("logp");
         m.auto_L = l.value("L", 0.0), m.auto_o = l.value("o", 0.0), m.auto_g = l.value("g", 0.0);
       }
+      if (c.contains("loggps") && c.at("loggps").is_object()) m.bcast_loggps_json = c.at("loggps").dump();
     }
     if (const int v = j.value("format_version", 0); v < kOldestTraceVersion || v > kTraceVersion)
       problems.push_back(fmt::format("{}: format version {}, this mstep reads versions {} to {}", file.string(), v,

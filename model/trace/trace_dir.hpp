@@ -31,6 +31,10 @@ struct RunMeta {
   std::string barrier_substitute, bcast_substitute;
   double auto_L = 0, auto_o = 0, auto_g = 0;  // barrier "auto": the LogP parameters it chose by
   bool delayed = false;  // the delay apparatus was on (meta.json "delay")
+  // MSTEP_BCAST=esssp|auto: the LogGPS parameters libmstep planned with (meta.json
+  // "collectives.loggps") and the delay apparatus's per-pair latencies ("delay.pairs"), as JSON
+  // text; empty when absent.
+  std::string bcast_loggps_json, delay_pairs_json;
 };
 
 // How much of one rank's file was read.

@@ -177,6 +177,65 @@ TEST_CASE("advise: libmstep's substitutes as the replay charges them", "[advise]
   CHECK(subs("tree:16", "").arity == 16);
 }
 
+TEST_CASE("advise: the replay charges the E-SSSP and auto broadcasts that ran, planned from meta.json", "[advise]") {
+  const LogGPSParams p = small_net();  // o + L + o = 4 us, a sender busy 1 us a message (T1)
+  // What libmstep writes for MSTEP_BCAST=esssp|auto (collectives.loggps) and under
+  // MSTEP_DELAY_PAIRS (delay.pairs): rank 0 alone, 1-3 together, 100 us between the two.
+  mstep::RunMeta meta;
+  meta.ranks = 4;
+  meta.bcast_substitute = "esssp";
+  meta.bcast_loggps_json = R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9, "s": null, "S": 1000})";
+  meta.delayed = true;
+  meta.delay_pairs_json = R"({"clusters": [[0], [1, 2, 3]], "inter": "100us"})";
+  const std::vector<std::int32_t> members{0, 1, 2, 3};
+  {
+    INFO("esssp: every member is best served by the root across the slow link (103.008, 104.008 and 105.008 us, "
+         "where relaying through 1 would reach 2 at 106.016)");
+    const CollectiveSubstitutes subs = substitutes_of(meta);
+    REQUIRE(subs.plans);
+    const CollShape e = choose_collective(Op::Bcast, 4, 0, 8, subs, members);
+    REQUIRE(e.algo == CollAlgo::BcastTree);
+    CHECK(e.substitute);
+    REQUIRE(e.tree);
+    CHECK(e.tree->children[0].size() == 3);
+    // Charged on the replay's one network as the flat tree it is: the third send starts at 2 us,
+    // + 4.008 (the binomial tree would be 8.016).
+    CHECK(isolated_collective_s(Op::Bcast, 4, 0, 8, p, subs) == Approx(6.008e-6));
+    // The same inputs give the same plan object (made once).
+    CHECK(choose_collective(Op::Bcast, 4, 0, 8, subs, members).tree == e.tree);
+    // Without the members (a caller that cannot name them): the recorded durations, as before.
+    CHECK(choose_collective(Op::Bcast, 4, 0, 8, subs).algo == CollAlgo::Unsupported);
+  }
+  {
+    INFO("auto: flat 105.008 against MPICH's binomial 107.016 us is under its 10% margin: MPICH's schedule, run "
+         "by libmstep under the delay apparatus; undelayed, the flat tree");
+    meta.bcast_substitute = "auto";
+    const CollShape a = choose_collective(Op::Bcast, 4, 0, 8, substitutes_of(meta), members);
+    CHECK(a.algo == CollAlgo::BcastBinomial);
+    CHECK(a.substitute);
+    // Undelayed, on the uniform network, the flat tree (6.008 us) beats the binomial one (8.016) by
+    // a quarter: auto ran it, and the replay charges it.
+    meta.delayed = false;
+    meta.delay_pairs_json.clear();
+    const CollShape u = choose_collective(Op::Bcast, 4, 0, 8, substitutes_of(meta), members);
+    CHECK(u.algo == CollAlgo::BcastTree);
+    CHECK(u.substitute);
+    CHECK(isolated_collective_s(Op::Bcast, 4, 0, 8, p, substitutes_of(meta)) == Approx(6.008e-6));
+    // On two ranks undelayed, auto calls MPICH's own at once.
+    const CollShape two = choose_collective(Op::Bcast, 2, 0, 8, substitutes_of(meta), std::vector<std::int32_t>{0, 1});
+    CHECK(two.algo == CollAlgo::BcastBinomial);
+    CHECK_FALSE(two.substitute);
+  }
+  {
+    INFO("older traces (no collectives.loggps) and damaged parameters keep the recorded durations");
+    meta.bcast_loggps_json.clear();
+    CHECK_FALSE(substitutes_of(meta).plans);
+    CHECK(choose_collective(Op::Bcast, 4, 0, 8, substitutes_of(meta), members).algo == CollAlgo::Unsupported);
+    meta.bcast_loggps_json = R"({"L": "2us"})";
+    CHECK_FALSE(substitutes_of(meta).plans);
+  }
+}
+
 TEST_CASE("advise: the adaptive barrier over every tree arity (MSTEP_BARRIER=auto)", "[advise]") {
   // o = g = 0, L = 1: central 2 L ties dissemination's 2 rounds at P = 4 (the tie goes to the
   // central counter), and loses to one round at P = 2.
