@@ -41,8 +41,9 @@ RankTrace read_rank_metadata(const std::string& path);
 // Writes `t` as a rank file in the order the recorder writes one: definitions, the MPI_Init clock
 // sample, the events in frames of `frame_events` with the M-steps they close (the recorder's own
 // StepTracker), the MPI_Finalize sample, End. For synthetic traces (mstep synth) and the tests.
-// Throws TraceError when a write fails.
-void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t frame_events = 65536);
+// Throws TraceError when a write fails. `append`: after what `path` holds (a pack file).
+void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t frame_events = 65536,
+                      bool append = false);
 
 // One rank's events, at most `chunk` records at a time (decoded from the Events frame being read:
 // a reader holds one frame's compressed bytes, not its records), the other frames skipped.

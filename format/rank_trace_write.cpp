@@ -16,8 +16,8 @@ void write_frame(TraceFileWriter& w, FrameKind kind, std::uint32_t count, const 
 
 }  // namespace
 
-void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t frame_events) {
-  TraceFileWriter w(path, t.header);
+void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t frame_events, bool append) {
+  TraceFileWriter w(path, t.header, 1, append);
   std::vector<std::uint8_t> payload;
   encode_comms(t.comms, payload);
   write_frame(w, FrameKind::Comms, static_cast<std::uint32_t>(t.comms.size()), payload);

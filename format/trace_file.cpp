@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,9 +66,9 @@ const char* trace_end_name(TraceEnd e) {
   return "?";
 }
 
-TraceFileWriter::TraceFileWriter(std::string path, const FileHeader& header, int zstd_level)
+TraceFileWriter::TraceFileWriter(std::string path, const FileHeader& header, int zstd_level, bool append)
     : path_(std::move(path)), level_(zstd_level), cctx_(ZSTD_createCCtx(), ZSTD_freeCCtx) {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0644);
   if (fd_ < 0) throw TraceError(fmt::format("{}: cannot create: {}", path_, std::strerror(errno)));
   if (!cctx_) throw TraceError(fmt::format("{}: zstd context unavailable", path_));
   ZSTD_CCtx_setParameter(cctx_.get(), ZSTD_c_compressionLevel, level_);
@@ -129,11 +130,53 @@ void TraceFileReader::Descriptor::reset(int fd) {
   fd_ = fd;
 }
 
-TraceFileReader::TraceFileReader(std::string path)
-    : path_(std::move(path)), fd_(::open(path_.c_str(), O_RDONLY | O_CLOEXEC)), serial_(next_serial++) {
+std::string pack_locator(const std::string& pack_file, std::uint64_t offset, std::uint64_t length) {
+  return fmt::format("{}@{}+{}", pack_file, offset, length);
+}
+
+bool parse_pack_locator(const std::string& name, std::string& file, std::uint64_t& offset, std::uint64_t& length) {
+  const auto at = name.rfind('@');
+  if (at == std::string::npos || at < 4 || name.compare(at - 4, 4, ".msp") != 0) return false;
+  const auto plus = name.find('+', at);
+  if (plus == std::string::npos) return false;
+  auto number = [&](std::size_t from, std::size_t to, std::uint64_t& v) {
+    if (from >= to || to - from > 19) return false;
+    v = 0;
+    for (std::size_t i = from; i < to; ++i) {
+      if (name[i] < '0' || name[i] > '9') return false;
+      v = v * 10 + static_cast<std::uint64_t>(name[i] - '0');
+    }
+    return true;
+  };
+  if (!number(at + 1, plus, offset) || !number(plus + 1, name.size(), length)) return false;
+  file = name.substr(0, at);
+  return true;
+}
+
+namespace {
+
+std::string file_of(const std::string& path, std::uint64_t& base, std::uint64_t& length) {
+  std::string file;
+  if (parse_pack_locator(path, file, base, length)) return file;
+  base = 0;
+  length = std::numeric_limits<std::uint64_t>::max();
+  return path;
+}
+
+}  // namespace
+
+TraceFileReader::TraceFileReader(std::string path) : path_(std::move(path)), serial_(next_serial++) {
+  std::uint64_t length = 0;
+  file_ = file_of(path_, base_, length);
+  fd_.reset(::open(file_.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd_) throw TraceError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(fd_.get(), &st) == 0) file_bytes_ = static_cast<std::uint64_t>(st.st_size);
+  if (::fstat(fd_.get(), &st) == 0) {
+    // A stream inside a pack file ends at its length, or where the file ends if that is sooner
+    // (a cut pack file: the rank's stream is cut short, as a killed rank's file is).
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    file_bytes_ = size > base_ ? std::min(size - base_, length) : 0;
+  }
   // The header is small and bounded: read at most 256 bytes of it.
   std::vector<std::uint8_t> head(std::min<std::uint64_t>(file_bytes_, 256));
   if (!read_at(0, head.data(), head.size())) throw TraceError(fmt::format("{}: cannot read its header", path_));
@@ -161,17 +204,17 @@ bool TraceFileReader::read_at(std::uint64_t at, std::uint8_t* data, std::size_t 
   if (!cached() && size < kBlock && at < file_bytes_) {
     block.owner = 0;
     block.bytes.resize(std::min<std::uint64_t>(kBlock, file_bytes_ - at));
-    if (pread_all(fd_.get(), at, block.bytes.data(), block.bytes.size())) block.owner = serial_, block.at = at;
+    if (pread_all(fd_.get(), base_ + at, block.bytes.data(), block.bytes.size())) block.owner = serial_, block.at = at;
   }
   if (cached()) {
     std::memcpy(data, block.bytes.data() + (at - block.at), size);
     return true;
   }
-  return pread_all(fd_.get(), at, data, size);
+  return at + size <= file_bytes_ && pread_all(fd_.get(), base_ + at, data, size);
 }
 
 bool TraceFileReader::open_again() {
-  fd_.reset(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  fd_.reset(::open(file_.c_str(), O_RDONLY | O_CLOEXEC));
   return static_cast<bool>(fd_);
 }
 

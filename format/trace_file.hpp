@@ -26,7 +26,9 @@ inline constexpr std::uint32_t kMaxFramePayload = 256u << 20;
 class TraceFileWriter {
  public:
   // Creates (truncates) `path` and writes the header. Throws TraceError naming the file.
-  TraceFileWriter(std::string path, const FileHeader& header, int zstd_level = 1);
+  // `append`: the rank's stream goes after what the file already holds (a pack file of many ranks,
+  // share/trace-format.md), instead of replacing it.
+  TraceFileWriter(std::string path, const FileHeader& header, int zstd_level = 1, bool append = false);
   ~TraceFileWriter();
   TraceFileWriter(const TraceFileWriter&) = delete;
   TraceFileWriter& operator=(const TraceFileWriter&) = delete;
@@ -79,7 +81,8 @@ struct Frame {
 class TraceFileReader {
  public:
   // Throws TraceError ("PATH: reason") when the file cannot be opened or its header is not one of
-  // this version's: nothing of it can be read then.
+  // this version's: nothing of it can be read then. `path` is a rank file, or one rank's stream
+  // inside a pack file, named by pack_locator ("DIR/ranks-000000.msp@OFFSET+LENGTH").
   explicit TraceFileReader(std::string path);
   ~TraceFileReader();
   TraceFileReader(const TraceFileReader&) = delete;
@@ -130,7 +133,9 @@ class TraceFileReader {
   bool fail(TraceEnd end, std::string what);
   // Hands out the frame whose header is `h` and moves past it.
   bool accept(Frame& frame, std::uint8_t kind, const std::uint8_t* h, std::uint32_t count, std::uint32_t csize);
-  std::string path_;
+  std::string path_;  // as given: what messages name
+  std::string file_;  // the file to open (path_ without a pack locator's suffix)
+  std::uint64_t base_ = 0;  // where this rank's stream starts in it
   Descriptor fd_;
   std::uint64_t serial_;  // this reader's name in read_at's block cache
   FileHeader header_;
@@ -146,5 +151,11 @@ class TraceFileReader {
   std::uint8_t ahead_[kFrameHeaderSize] = {};  // the header peek_kind() read, at ahead_at_
   std::uint64_t ahead_at_ = std::uint64_t(-1);
 };
+
+// One rank's stream inside a pack file (share/trace-format.md): "PACK@OFFSET+LENGTH". Every
+// reader of a rank file takes such a name where it takes a path.
+std::string pack_locator(const std::string& pack_file, std::uint64_t offset, std::uint64_t length);
+// The parts of a pack locator; false for a plain path (one that does not end in ".msp@N+N").
+bool parse_pack_locator(const std::string& name, std::string& file, std::uint64_t& offset, std::uint64_t& length);
 
 }  // namespace mstep

@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "format/pack_index.hpp"
+#include "format/trace_file.hpp"
+
 namespace mstep {
 namespace fs = std::filesystem;
 
@@ -47,9 +50,13 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       }
       if (c.contains("loggps") && c.at("loggps").is_object()) m.bcast_loggps_json = c.at("loggps").dump();
     }
-    if (const int v = j.value("format_version", 0); v < kOldestTraceVersion || v > kTraceVersion)
+    if (j.contains("packed")) m.ranks_per_pack = j.at("packed").value("ranks_per_file", std::uint64_t{0});
+    const int v = j.value("format_version", 0);
+    if (v == kPackedTraceVersion && m.ranks_per_pack == 0)
+      problems.push_back(fmt::format("{}: format version {} without \"packed\": {{\"ranks_per_file\": N}}", file.string(), v));
+    else if ((v < kOldestTraceVersion || v > kTraceVersion) && v != kPackedTraceVersion)
       problems.push_back(fmt::format("{}: format version {}, this mstep reads versions {} to {}", file.string(), v,
-                                     kOldestTraceVersion, kTraceVersion));
+                                     kOldestTraceVersion, kPackedTraceVersion));
     m.present = m.ranks > 0;
     if (!m.present) problems.push_back(fmt::format("{}: ranks must be positive", file.string()));
   } catch (const std::exception& e) {
@@ -141,12 +148,19 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank,
     throw TraceError(fmt::format("{}: no rank {} (the run has ranks 0 to {})", path, *only_rank, ranks - 1));
   d.ranks.resize(static_cast<std::size_t>(ranks));
   d.states.assign(static_cast<std::size_t>(ranks), RankState::NotLoaded);
+  // A packed directory: where each rank's stream is (a bad index makes the whole trace unreadable).
+  std::vector<PackEntry> packs;
+  if (d.meta.present && d.meta.ranks_per_pack > 0)
+    packs = read_pack_index((dir / kPackIndexName).string(), static_cast<std::uint64_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     if (only_rank && r != *only_rank) continue;
     if (on_rank) on_rank(static_cast<std::size_t>(r));
-    const auto file = (dir / rank_file_name(r)).string();
-    auto& state = d.states[static_cast<std::size_t>(r)];
-    if (!fs::exists(file, ec)) {
+    const auto ur = static_cast<std::size_t>(r);
+    const auto container = packs.empty() ? dir / rank_file_name(r) : dir / pack_file_name(packs[ur].pack);
+    const auto file = packs.empty() ? container.string()
+                                    : pack_locator(container.string(), packs[ur].offset, packs[ur].length);
+    auto& state = d.states[ur];
+    if (!fs::exists(container, ec)) {
       state = RankState::Missing;
       d.problems.push_back(fmt::format("{}: missing", file));
       continue;

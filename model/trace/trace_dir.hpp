@@ -31,6 +31,8 @@ struct RunMeta {
   std::string barrier_substitute, bcast_substitute;
   double auto_L = 0, auto_o = 0, auto_g = 0;  // barrier "auto": the LogP parameters it chose by
   bool delayed = false;  // the delay apparatus was on (meta.json "delay")
+  // A packed directory (format_version 3): ranks per pack file; 0 for a file per rank.
+  std::uint64_t ranks_per_pack = 0;
   // MSTEP_BCAST=esssp|auto: the LogGPS parameters libmstep planned with (meta.json
   // "collectives.loggps") and the delay apparatus's per-pair latencies ("delay.pairs"), as JSON
   // text; empty when absent.

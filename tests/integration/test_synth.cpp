@@ -58,6 +58,55 @@ TEST_CASE("mstep synth: pingpong, random and alltoall traces replay under every 
   }
 }
 
+TEST_CASE("mstep synth --pack: many ranks a file, read as a file per rank is") {
+  const fs::path flat = test_dir() / "flat", packed = test_dir() / "packed";
+  REQUIRE(synth(flat, "random", 7, 6000).code == 0);
+  REQUIRE(run({kMstep, "synth", "-o", packed.string(), "--ranks", "7", "--events", "6000", "--pattern", "random", "--seed",
+               "3", "--pack", "3"})
+              .code == 0);
+  // Ranks 0-2, 3-5 and 6 in three pack files, an index, and meta.json's format version 3.
+  for (const char* f : {"ranks-000000.msp", "ranks-000001.msp", "ranks-000002.msp", "packs.idx"}) CHECK(fs::exists(packed / f));
+  CHECK_FALSE(fs::exists(packed / "rank-00000.mst"));
+  std::ifstream in(packed / "meta.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const json meta = parse_json(text.str());
+  CHECK(meta.at("format_version") == 3);
+  CHECK(meta.at("packed").at("ranks_per_file") == 3);
+  // The same stats and the same report, whole and streamed.
+  CHECK(stats(flat).j.at("events") == stats(packed).j.at("events"));
+  const fs::path params = test_dir() / "params.json";
+  std::ofstream(params) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
+    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
+    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+  const Env env = no_default_params(test_dir());
+  for (const char* stream : {"yes", "no"}) {
+    INFO(stream);
+    const json a = mstep_json("report", flat, {"--params", params.string(), "--stream", stream}, env);
+    const json b = mstep_json("report", packed, {"--params", params.string(), "--stream", stream}, env);
+    CHECK(a.at("models") == b.at("models"));
+    CHECK(a.at("messages") == b.at("messages"));
+    CHECK(b.at("complete") == true);
+  }
+  // The last pack cut in the middle of rank 6's stream: rank 6 is cut short and named by its place
+  // in the pack; ranks 0-5 are whole.
+  const fs::path last = packed / "ranks-000002.msp";
+  fs::resize_file(last, fs::file_size(last) / 2);
+  const Result cut = run({kMstep, "stats", packed.string()});
+  CHECK(cut.code != 0);
+  CHECK(cut.err.find("ranks-000002.msp@0+") != std::string::npos);
+  CHECK(cut.err.find("cut short") != std::string::npos);
+  // A damaged index: the whole trace is one line.
+  std::ofstream(packed / "packs.idx") << "not an index";
+  const Result bad = run({kMstep, "report", packed.string()}, env);
+  check_one_line_error(bad, 1);
+  CHECK(bad.err.find("packs.idx: not a pack index") != std::string::npos);
+  fs::remove(packed / "packs.idx");
+  const Result missing = run({kMstep, "stats", packed.string()});
+  check_one_line_error(missing, 1);
+  CHECK(missing.err.find("packs.idx: missing or unreadable (a packed trace needs it)") != std::string::npos);
+}
+
 TEST_CASE("mstep synth: bad requests are one line and a non-zero exit") {
   const fs::path dir = test_dir() / "bad";
   const Result unknown = synth(dir, "spiral", 4, 100);

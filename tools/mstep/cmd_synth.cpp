@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "format/pack_index.hpp"
 #include "format/rank_trace.hpp"
 #include "model/trace/synthetic.hpp"
 #include "tools/mstep/commands.hpp"
@@ -29,6 +30,7 @@ struct SynthOptions {
   std::uint64_t events = 0;
   std::string pattern = "ring";
   unsigned seed = 1;
+  std::uint64_t pack = 0;  // ranks per pack file; 0: a file per rank
   bool force = false;
 };
 
@@ -86,17 +88,31 @@ int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
 
   std::vector<RankTrace> traces = model::synthetic_trace(o.ranks, *pattern, o.events, o.seed);
   std::uint64_t written = 0;
+  std::vector<PackEntry> packs;
   {
     Progress progress("writing", traces.size());  // erased before the result is printed
     for (RankTrace& t : traces) {
       progress.update(static_cast<std::uint64_t>(t.header.rank));
-      write_rank_trace((dir / rank_file_name(t.header.rank)).string(), t, kFrameEvents);
+      if (o.pack == 0) {
+        write_rank_trace((dir / rank_file_name(t.header.rank)).string(), t, kFrameEvents);
+      } else {
+        // Ranks in order, each stream appended to its pack file where that file ends now.
+        PackEntry e;
+        e.pack = static_cast<std::uint32_t>(static_cast<std::uint64_t>(t.header.rank) / o.pack);
+        const fs::path file = dir / pack_file_name(e.pack);
+        std::error_code ec;
+        e.offset = fs::exists(file, ec) ? fs::file_size(file) : 0;
+        write_rank_trace(file.string(), t, kFrameEvents, true);
+        e.length = fs::file_size(file) - e.offset;
+        packs.push_back(e);
+      }
       written += t.events.size();
       std::vector<Event>().swap(t.events);  // what is on disk leaves memory
     }
   }
-  const nlohmann::json meta = {
-      {"format_version", kTraceVersion},
+  if (o.pack) write_pack_index((dir / kPackIndexName).string(), packs);
+  nlohmann::json meta = {
+      {"format_version", o.pack ? kPackedTraceVersion : kTraceVersion},
       {"ranks", o.ranks},
       {"command", argv},
       {"mpi_library", "none (mstep synth)"},
@@ -108,6 +124,7 @@ int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
       {"complete", true},
       {"write_failed_ranks", 0},
   };
+  if (o.pack) meta["packed"] = {{"ranks_per_file", o.pack}, {"index", kPackIndexName}};
   std::ofstream(dir / kMetaFileName) << meta.dump(2) << "\n";
   std::printf("mstep: wrote %s: %s pattern, %d ranks, %llu events\n", o.out.c_str(), o.pattern.c_str(), o.ranks,
               static_cast<unsigned long long>(written));
@@ -126,10 +143,15 @@ void add_synth(CLI::App& app) {
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 40));
   cmd->add_option("--pattern", o->pattern, model::pattern_names() + " (model/trace/synthetic.hpp)");
   cmd->add_option("--seed", o->seed, "Random seed (message sizes, computation, partners)");
+  cmd->add_option("--pack", o->pack,
+                  "Ranks per file: pack files ranks-NNNNNN.msp and an index instead of a file per rank (for "
+                  "hundreds of thousands of ranks; share/trace-format.md)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
   cmd->add_flag("-f,--force", o->force, "Overwrite an existing trace directory");
   cmd->callback([o] {
-    const std::vector<std::string> argv{"mstep", "synth", "-o", o->out, "--ranks", std::to_string(o->ranks), "--events", std::to_string(o->events),
+    std::vector<std::string> argv{"mstep", "synth", "-o", o->out, "--ranks", std::to_string(o->ranks), "--events", std::to_string(o->events),
                                         "--pattern", o->pattern, "--seed", std::to_string(o->seed)};
+    if (o->pack) argv.insert(argv.end(), {"--pack", std::to_string(o->pack)});
     if (const int code = run_synth(*o, argv)) throw CLI::RuntimeError(code);
   });
 }

@@ -1,0 +1,82 @@
+// format/pack_index.hpp and pack locators (format/trace_file.hpp): many ranks' streams in one file.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "format/pack_index.hpp"
+#include "format/rank_trace.hpp"
+#include "format/trace_file.hpp"
+
+using namespace mstep;
+namespace fs = std::filesystem;
+
+TEST_CASE("pack locators: a rank's stream inside a pack file, and what is a plain path", "[format]") {
+  std::string file;
+  std::uint64_t offset = 0, length = 0;
+  REQUIRE(parse_pack_locator(pack_locator("t/ranks-000001.msp", 120, 4096), file, offset, length));
+  CHECK(file == "t/ranks-000001.msp");
+  CHECK(offset == 120);
+  CHECK(length == 4096);
+  CHECK(pack_file_name(3) == "ranks-000003.msp");
+  for (const char* plain : {"t/rank-00001.mst", "t/a@1+2", "t/x.msp", "t/x.msp@1+", "t/x.msp@+1", "t/x.msp@1+2x",
+                            "t/x.msp@a+1", "x.msp@1+99999999999999999999"})
+    CHECK_FALSE(parse_pack_locator(plain, file, offset, length));
+}
+
+TEST_CASE("pack index: written and read back; every damage is one line", "[format]") {
+  const fs::path dir = fs::temp_directory_path() / "mstep-unit-pack";
+  fs::create_directories(dir);
+  const std::string path = (dir / kPackIndexName).string();
+  const std::vector<PackEntry> entries{{0, 0, 300}, {0, 300, 5000000000ull}, {1, 0, 17}};
+  write_pack_index(path, entries);
+  CHECK(fs::file_size(path) == 16 + 3 * 20);
+  CHECK(read_pack_index(path, 3) == entries);
+  CHECK_THROWS_WITH(read_pack_index(path, 4), path + ": 3 ranks, meta.json says 4");
+  fs::resize_file(path, 16 + 2 * 20 + 7);
+  CHECK_THROWS_WITH(read_pack_index(path, 3), path + ": cut short: 63 bytes for 3 ranks");
+  std::ofstream(path) << "MSTPACK0and more";
+  CHECK_THROWS_WITH(read_pack_index(path, 3), path + ": not a pack index");
+  fs::remove(path);
+  CHECK_THROWS_WITH(read_pack_index(path, 3), path + ": missing or unreadable (a packed trace needs it)");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("pack files: two ranks' streams appended to one file read as their own files", "[format]") {
+  const fs::path dir = fs::temp_directory_path() / "mstep-unit-pack2";
+  fs::create_directories(dir);
+  const std::string pack = (dir / pack_file_name(0)).string();
+  fs::remove(pack);
+  std::vector<std::string> located;
+  for (int r = 0; r < 2; ++r) {
+    RankTrace t;
+    t.header.rank = r;
+    t.header.world_size = 2;
+    t.header.ticks_per_second = 1e9;
+    t.comms.push_back(CommDef{0, false, MemberList::identity(2)});
+    for (int i = 0; i < 3 + r; ++i) {
+      Event e;
+      e.op = i == 0 ? Op::Init : Op::Barrier;
+      e.t_enter = 1000u * static_cast<unsigned>(i);
+      e.t_exit = e.t_enter + 10;
+      t.events.push_back(e);
+    }
+    t.event_thread.assign(t.events.size(), 0);
+    const std::uint64_t before = fs::exists(pack) ? fs::file_size(pack) : 0;
+    write_rank_trace(pack, t, 2, true);
+    located.push_back(pack_locator(pack, before, fs::file_size(pack) - before));
+  }
+  for (int r = 0; r < 2; ++r) {
+    const RankTrace t = read_rank_trace(located[static_cast<std::size_t>(r)]);
+    CHECK(t.header.rank == r);
+    CHECK(t.events.size() == static_cast<std::size_t>(3 + r));
+    CHECK(t.end == TraceEnd::Complete);  // read to its End frame, not into the next rank's stream
+  }
+  // The file cut inside rank 1's stream: rank 1 is cut short, rank 0 untouched.
+  fs::resize_file(pack, fs::file_size(pack) - 5);
+  CHECK(read_rank_trace(located[0]).events.size() == 3);
+  const RankTrace cut = read_rank_trace(located[1]);
+  CHECK(cut.end == TraceEnd::Truncated);
+  CHECK(cut.problem.rfind(located[1] + ": frame ", 0) == 0);
+  fs::remove_all(dir);
+}
