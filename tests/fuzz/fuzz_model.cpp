@@ -9,8 +9,9 @@
 // Built with clang (-fsanitize=fuzzer,address,undefined) by tests/fuzz/long_fuzz.sh, not by the
 // project's build: it compiles all of model/ and format/ again with the sanitizers.
 //
-// Input: byte 0 picks the number of ranks (modulo 3) and the rendezvous model (its quotient by 3,
-// modulo 3); then 8 bytes a record:
+// Input: byte 0 picks the number of ranks (modulo 3), the rendezvous model (its quotient by 3,
+// modulo 3) and a packed directory or a file per rank (its quotient by 9, modulo 2); then 8 bytes a
+// record:
 //   0 rank   1 operation   2 peer (any source, none, or a rank)   3 tag (bits 0-1) and flags (3-7)
 //   4 size   5 request id (bits 0-2) and mode flags (6-7)  6 computation before the call
 //   7 time in the call
@@ -23,6 +24,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "format/pack_index.hpp"
 #include "format/rank_trace.hpp"
 #include "format/trace_format.hpp"
 #include "model/analysis/report.hpp"
@@ -124,11 +126,25 @@ std::vector<RankTrace> run_of(const std::uint8_t* data, std::size_t size) {
   return ranks;
 }
 
-void write_trace(const fs::path& dir, const std::vector<RankTrace>& ranks) {
+// `packed`: every rank's stream in one pack file with an index (share/trace-format.md), as
+// `mstep synth --pack` writes them; else a file per rank.
+void write_trace(const fs::path& dir, const std::vector<RankTrace>& ranks, bool packed) {
   fs::remove_all(dir);
   fs::create_directories(dir);
-  for (const RankTrace& t : ranks) write_rank_trace((dir / rank_file_name(t.header.rank)).string(), t, 64);
-  std::ofstream(dir / kMetaFileName) << R"({"format_version": )" << kTraceVersion << R"(, "ranks": )" << ranks.size()
+  std::vector<PackEntry> packs;
+  for (const RankTrace& t : ranks) {
+    if (!packed) {
+      write_rank_trace((dir / rank_file_name(t.header.rank)).string(), t, 64);
+      continue;
+    }
+    const fs::path file = dir / pack_file_name(0);
+    const std::uint64_t at = fs::exists(file) ? fs::file_size(file) : 0;
+    write_rank_trace(file.string(), t, 64, true);
+    packs.push_back(PackEntry{0, at, fs::file_size(file) - at});
+  }
+  if (packed) write_pack_index((dir / kPackIndexName).string(), packs);
+  std::ofstream(dir / kMetaFileName) << R"({"format_version": )" << (packed ? kPackedTraceVersion : kTraceVersion)
+                                     << (packed ? R"(, "packed": {"ranks_per_file": 4})" : "") << R"(, "ranks": )" << ranks.size()
                                      << R"(, "command": ["fuzz"], "mpi_library": "none", "hosts": ["fuzz"],)"
                                      << R"( "clock": "monotonic", "ticks_per_second": 1e9, "stack_depth": 1,)"
                                      << R"( "complete": true, "write_failed_ranks": 0})" << "\n";
@@ -142,7 +158,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const fs::path dir = fs::path(fs::exists("/dev/shm") ? "/dev/shm" : "/tmp") /
                               ("mstep-fuzz-model-" + std::to_string(::getpid()));
   try {
-    write_trace(dir, run_of(data, size));
+    write_trace(dir, run_of(data, size), (data[0] / 9) % 2 == 1);
   } catch (const std::exception&) {
     return 0;  // the writer refused the records: nothing to analyse
   }
