@@ -293,6 +293,18 @@ std::string goals_text(std::span<const ValidationRow> rows, int ranks, bool mark
   out += markdown ? "\nGoals:\n\n" : "\nGoals:\n";
   for (const auto& g : check_goals(rows, ranks))
     out += fmt::format("{}{}: {} ({})\n", bullet, g.goal, verdict_name(g.verdict), g.detail);
+  // Runs whose own round trip says the machine was not in the calibration's state count as they
+  // came out; say how many, since their misses are the machine's and not the models'.
+  std::size_t runs = 0, other = 0;
+  for (const ValidationRow& r : rows)
+    if (r.ok() && r.ranks == ranks && !r.oversubscribed) {
+      ++runs;
+      other += r.other_period ? 1 : 0;
+    }
+  if (other)
+    out += fmt::format("{}{} of {} runs at {} ranks came out in another period of the machine than their calibration "
+                       "(\"another period\" in the tables): their errors count above as they are\n",
+                       bullet, other, runs, ranks);
   return out;
 }
 

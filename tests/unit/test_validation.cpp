@@ -310,4 +310,10 @@ TEST_CASE("The summary and goals text name every model and every goal", "[valida
   CHECK(g.find("LogGPS better than LogGP wherever messages cross S: met") != std::string::npos);
   const std::string md = summary_text(rows, 2, true);
   CHECK(md.find("| LogGPS | 1 | 2.0 | 2.0 | 0 |") != std::string::npos);
+  CHECK(g.find("another period") == std::string::npos);
+  // A run in another period of the machine than its calibration is counted and said.
+  std::vector<ValidationRow> two{rows[0], row("ring", 2, {1, 1, 1, 17, 1})};
+  two[1].other_period = true;
+  CHECK(goals_text(two, 2, false).find("  1 of 2 runs at 2 ranks came out in another period of the machine than their "
+                                       "calibration") != std::string::npos);
 }
