@@ -34,10 +34,12 @@ struct ProbedLatency {
 // rank 0's host (the calibration's pair shared a host) or those on others. Hosts unknown: all ranks.
 ProbedLatency probed_latency(const TraceDir& trace, bool same_host = true);
 
-// One sentence when the run's probed half round trip differs from the calibration's by more than
-// `tolerance` (relative) at MPI_Init or at MPI_Finalize; nullopt when it does not or either side
-// lacks the measurement. This machine's latency moves by 3-4 times between periods, and a run in
-// another period than its parameters is mispredicted by that much.
+// One sentence when the run's probed half round trip, at MPI_Init or at MPI_Finalize, is more than
+// `tolerance` (relative) above the calibration's, or below kProbeFasterBelow of it (the probe is a
+// best of 8, the calibration a median, so a run in the calibration's state probes lower); nullopt
+// when neither is, or either side lacks the measurement. This machine's latency moves by 3-4 times
+// between periods, and a run in another period than its parameters is mispredicted by that much.
+inline constexpr double kProbeFasterBelow = 0.5;
 std::optional<std::string> run_speed_difference(const ProbedLatency& run, const CalibrationParams& params,
                                                 double tolerance = 0.3);
 

@@ -28,7 +28,8 @@ TraceDir load_trace_for_models(const std::string& dir, const std::string& stream
 void warn_if_other_network(const model::CalibrationParams& params, const std::string& params_file,
                            const TraceDir& trace);
 // One line on stderr when the run's own 8-byte half round trip (libmstep's clock sync at MPI_Init
-// and MPI_Finalize) differs from the parameters' by more than 30%: the machine was in another state.
+// and MPI_Finalize) is more than 30% above the parameters' or below half of them: the machine was in
+// another state.
 void warn_if_other_speed(const model::CalibrationParams& params, const TraceDir& trace);
 
 // The application's line of a wait site: the innermost frame of its call site outside MPI and
