@@ -116,6 +116,16 @@ LatencyLine latency_line(const TraceDir& trace, const model::CalibrationParams* 
   return l;
 }
 
+// "8-byte half round trip: 0.225 us at MPI_Init, 0.190 us at MPI_Finalize (the run's clock sync);
+// parameters 0.248 us"; "" when the run has no probe.
+std::string latency_text(const LatencyLine& l) {
+  if (l.run.at_init_s <= 0 && l.run.at_finalize_s <= 0) return {};
+  auto us = [](double s) { return s > 0 ? fmt::format("{:.3f} us", s * 1e6) : std::string("-"); };
+  return fmt::format("8-byte half round trip: {} at MPI_Init, {} at MPI_Finalize (the run's clock sync){}",
+                     us(l.run.at_init_s), us(l.run.at_finalize_s),
+                     l.parameters_s > 0 ? fmt::format("; parameters {}", us(l.parameters_s)) : "");
+}
+
 nlohmann::json to_json(const LatencyLine& l) {
   auto seconds = [](double s) { return s > 0 ? nlohmann::json(s) : nlohmann::json(nullptr); };
   return {{"init_half_rtt_s", seconds(l.run.at_init_s)},
@@ -141,12 +151,7 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
   fmt::print("time in MPI {:.6f} s = {:.1f}% of all ranks' time; {} messages matched\n", rep.mpi_s,
              share_pct(rep, rep.mpi_s), rep.messages);
   if (!params_file.empty()) fmt::print("parameters: {}\n", params_file);
-  if (latency.run.at_init_s > 0 || latency.run.at_finalize_s > 0) {
-    auto us = [](double s) { return s > 0 ? fmt::format("{:.3f} us", s * 1e6) : std::string("-"); };
-    fmt::print("8-byte half round trip: {} at MPI_Init, {} at MPI_Finalize (the run's clock sync){}\n",
-               us(latency.run.at_init_s), us(latency.run.at_finalize_s),
-               latency.parameters_s > 0 ? fmt::format("; parameters {}", us(latency.parameters_s)) : "");
-  }
+  if (const std::string line = latency_text(latency); !line.empty()) fmt::print("{}\n", line);
 
   fmt::print("\n{:<8} {:>14} {:>9}\n", "model", "predicted s", "error %");
   for (const auto& m : rep.models) {
@@ -214,8 +219,10 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
 
 // The page, with the timeline measured in one more streaming pass over the rank files.
 void write_html(const TraceDir& trace, const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file,
-                const model::CalibrationParams* params, const std::string& output) {
+                const model::CalibrationParams* params, const std::string& output, const LatencyLine& latency) {
   HtmlReport page;
+  page.latency = latency_text(latency);
+  page.latency_warning = latency.difference.value_or("");
   page.report = &rep;
   page.hotspots = &hot;
   page.meta = &trace.meta;
@@ -289,7 +296,7 @@ void add_report(CLI::App& app) {
       fmt::print("{}\n", j.dump(2));
     }
     else if (o->format == "csv") print_csv(rep, hot);
-    else if (o->format == "html") write_html(trace, rep, hot, params_file, params ? &*params : nullptr, o->output);
+    else if (o->format == "html") write_html(trace, rep, hot, params_file, params ? &*params : nullptr, o->output, latency);
     else print_text(rep, hot, params_file, o->top, latency);
     TraceDir problems;
     problems.problems = rep.problems;

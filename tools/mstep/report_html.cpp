@@ -124,6 +124,9 @@ void write_report_html(std::ostream& os, const HtmlReport& page) {
                  rep.finalized_ranks == rep.ranks ? "MPI_Finalize" : "the last record", rep.messages,
                  share_pct(rep, rep.mpi_s),
                  page.params_file.empty() ? std::string("; no parameters") : "; parameters " + esc(page.params_file));
+  if (!page.latency.empty()) fmt::format_to(it, "<p class=\"note\">{}</p>\n", esc(page.latency));
+  if (!page.latency_warning.empty())
+    fmt::format_to(it, "<p><b>Warning:</b> {}</p>\n", esc(page.latency_warning));
   models(out, rep);
   out += "<h2>Timeline</h2>\n";
   if (page.picture) {

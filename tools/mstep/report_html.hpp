@@ -24,6 +24,8 @@ struct HtmlReport {
   std::string params_file;
   const model::ActivityPicture* picture = nullptr;  // null: no timeline (picture_note says why)
   std::string picture_note;
+  std::string latency;          // the run's probed round trip beside the parameters' ("" when not probed)
+  std::string latency_warning;  // the sentence when they differ ("" when they do not)
 };
 
 void write_report_html(std::ostream& out, const HtmlReport& page);
