@@ -212,6 +212,15 @@ TEST_CASE("report: the run's own 8-byte round trip beside the parameters', and a
                  l.find("libmstep's clock sync with rank 0) is ") != std::string::npos;
         }) == 1);
   CHECK(slow.out.find("8-byte half round trip: ") != std::string::npos);
+  // The HTML page says both under the run's summary.
+  const fs::path page = dir.parent_path() / "probe.html";
+  REQUIRE(run({kMstep, "report", dir.string(), "--params", params_with(1.0), "--format", "html", "-o", page.string()}, env)
+              .code == 0);
+  std::ifstream html_in(page);
+  std::stringstream html;
+  html << html_in.rdbuf();
+  CHECK(html.str().find("<p class=\"note\">8-byte half round trip: ") != std::string::npos);
+  CHECK(html.str().find("<p><b>Warning:</b> the run's 8-byte half round trip") != std::string::npos);
   // Parameters that say what the run measured: nothing to warn of (unless this machine changed its
   // speed between the run's MPI_Init and MPI_Finalize, which it does now and then: not a failure).
   if (fin / init > 0.8 && fin / init < 1.25) {
