@@ -1,6 +1,7 @@
 #include "format/step_tracker.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace mstep {
 
@@ -53,8 +54,19 @@ void StepTracker::close(std::uint64_t t, Usage carry) {
   r.bytes_out = bytes_out_;
   r.msgs_in = msgs_in_;
   r.msgs_out = msgs_out_;
-  std::sort(partners_.begin(), partners_.end());
-  r.partners.assign(partners_.begin(), partners_.end());  // reuses the slot's capacity
+  // Gamma in rank order. A collective of the whole world makes it every member: then the bits,
+  // read word by word, give the order in O(n / 64 + n) where sorting took O(n log n) (at 16 384
+  // ranks it was most of a barrier step's cost); a few partners are sorted as they are.
+  const std::size_t words = partner_bits_.size();
+  if (partners_.size() >= 64 && words <= 4 * partners_.size()) {
+    r.partners.clear();
+    for (std::size_t w = 0; w < words; ++w)
+      for (std::uint64_t b = partner_bits_[w]; b != 0; b &= b - 1)
+        r.partners.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(b))));
+  } else {
+    std::sort(partners_.begin(), partners_.end());
+    r.partners.assign(partners_.begin(), partners_.end());  // reuses the slot's capacity
+  }
 
   // Only the words of set members are non-zero: clearing those is O(|Gamma|), not O(world).
   for (const std::int32_t p : partners_) partner_bits_[static_cast<std::size_t>(p) / 64] = 0;

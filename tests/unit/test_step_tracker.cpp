@@ -389,3 +389,28 @@ TEST_CASE("Messages to itself and rooted collectives without a root", "[step_tra
     check(steps[0], {0, 12, 10, 2, 0, 0, 0, 0, {1}});
   }
 }
+
+TEST_CASE("A collective of a large world: every member a partner, in rank order", "[step_tracker]") {
+  // Rank 1000 of 3000 receives from 2999 down to 2900, then takes part in a Barrier of all 3000,
+  // then receives from 5, then MPI_Finalize. The first two steps have 64 partners or more: their sets are read from
+  // the membership bits in rank order instead of sorted; the last is sorted as before.
+  std::vector<std::int32_t> world(3000);
+  for (std::int32_t r = 0; r < 3000; ++r) world[static_cast<std::size_t>(r)] = r;
+  StepTracker t(1000, 3000, 0);
+  t.feed(ev(Op::Init, 0, 10), world);
+  std::uint64_t now = 20;
+  for (std::int32_t from = 2999; from >= 2900; --from, now += 10) t.feed(ev(Op::Recv, now, now + 5, from, 0, 8), world);
+  t.feed(ev(Op::Barrier, now, now + 5), world);
+  t.feed(ev(Op::Recv, now + 10, now + 15, 5, 0, 8), world);
+  t.feed(ev(Op::Finalize, now + 20, now + 25), world);
+  t.finish(now + 25);
+  const std::vector<StepRecord> steps(t.closed().begin(), t.closed().end());
+  REQUIRE(steps.size() == 4);  // and MPI_Finalize's own step
+  std::vector<std::int32_t> first{1000};
+  for (std::int32_t r = 2900; r < 3000; ++r) first.push_back(r);
+  CHECK(steps[0].partners == first);
+  CHECK(steps[1].partners == world);  // 1000 once
+  CHECK(steps[2].partners == std::vector<std::int32_t>{5, 1000});
+  CHECK(steps[3].partners == std::vector<std::int32_t>{1000});
+  check_steps(steps);
+}
