@@ -1,11 +1,12 @@
 #include "model/analysis/speed_check.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "model/params/fit.hpp"
 
 namespace mstep::model {
 namespace {
@@ -23,12 +24,8 @@ double at_S(const CalibrationParams& p, std::uint64_t& size) {
 
 std::string us(double s) { return fmt::format("{:.3g} us", s * 1e6); }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
+// model::median, with 0 for no samples (the fields' "not measured").
+double median_or_zero(std::vector<double> v) { return v.empty() ? 0.0 : median(std::move(v)); }
 
 }  // namespace
 
@@ -75,8 +72,8 @@ ProbedLatency probed_latency(const TraceDir& trace, bool same_host) {
     }
     out.ranks += used ? 1 : 0;
   }
-  out.at_init_s = median(std::move(init));
-  out.at_finalize_s = median(std::move(finalize));
+  out.at_init_s = median_or_zero(std::move(init));
+  out.at_finalize_s = median_or_zero(std::move(finalize));
   return out;
 }
 
@@ -92,9 +89,9 @@ std::optional<std::string> run_speed_difference(const ProbedLatency& run, const 
   std::vector<std::string> seen;
   if (run.at_init_s > 0) seen.push_back(fmt::format("{} at MPI_Init", us(run.at_init_s)));
   if (run.at_finalize_s > 0) seen.push_back(fmt::format("{} at MPI_Finalize", us(run.at_finalize_s)));
-  const double worst = std::abs(run.at_init_s / cal - 1) >= std::abs(run.at_finalize_s / cal - 1) || run.at_finalize_s <= 0
-                           ? run.at_init_s
-                           : run.at_finalize_s;
+  // The ratio said is the measured end farther from the calibration's (a missing one is not).
+  auto distance = [&](double probed) { return probed > 0 ? std::abs(probed / cal - 1) : -1.0; };
+  const double worst = distance(run.at_init_s) >= distance(run.at_finalize_s) ? run.at_init_s : run.at_finalize_s;
   return fmt::format("the run's 8-byte half round trip ({}; libmstep's clock sync with rank 0) is {:.2g} times the "
                      "parameters' ({}): the machine was not in the state it was calibrated in, and predictions of "
                      "small messages are off by about as much (calibrate again in the run's conditions)",

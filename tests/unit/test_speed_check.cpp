@@ -85,6 +85,10 @@ TEST_CASE("speed check: the run's own 8-byte round trips against the calibration
   CHECK(killed.at_finalize_s == 0);
   CHECK(run_speed_difference(killed, calibration(0.2e-6, 3.5e-6)));
   CHECK_FALSE(run_speed_difference(killed, CalibrationParams{}));
+  // Only the MPI_Finalize sample: the ratio said is that one's, not a missing Init's.
+  const auto late = run_speed_difference(probed_latency(run_with_round_trips({{0, 1400}})), calibration(0.2e-6, 3.5e-6));
+  REQUIRE(late);
+  CHECK(late->find("(0.7 us at MPI_Finalize; libmstep's clock sync with rank 0) is 3.5 times") != std::string::npos);
   // A 1-rank run (or rank 0 alone) has nothing to compare.
   CHECK(probed_latency(run_with_round_trips({})).ranks == 0);
   CHECK_FALSE(run_speed_difference(probed_latency(run_with_round_trips({})), calibration(0.2e-6, 3.5e-6)));
