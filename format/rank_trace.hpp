@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "format/codec.hpp"
+#include "format/pack_index.hpp"
 #include "format/trace_file.hpp"
 #include "format/trace_format.hpp"
 
@@ -44,6 +45,10 @@ RankTrace read_rank_metadata(const std::string& path);
 // Throws TraceError when a write fails. `append`: after what `path` holds (a pack file).
 void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t frame_events = 65536,
                       bool append = false);
+// Appends `t` to pack file `pack` of the directory `dir` (format/pack_index.hpp) where that file
+// ends now, and says where its stream is.
+PackEntry append_rank_to_pack(const std::string& dir, std::uint32_t pack, const RankTrace& t,
+                              std::size_t frame_events = 65536);
 
 // One rank's events, at most `chunk` records at a time (decoded from the Events frame being read:
 // a reader holds one frame's compressed bytes, not its records), the other frames skipped.

@@ -1,5 +1,6 @@
 // write_rank_trace (format/rank_trace.hpp): a RankTrace written as the recorder writes a rank file.
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -53,5 +54,17 @@ void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t f
   write_frame(w, FrameKind::End, 0, {});
 }
 
+
+PackEntry append_rank_to_pack(const std::string& dir, std::uint32_t pack, const RankTrace& t, std::size_t frame_events) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::path(dir) / pack_file_name(pack);
+  std::error_code ec;
+  PackEntry e;
+  e.pack = pack;
+  e.offset = fs::exists(file, ec) ? fs::file_size(file) : 0;
+  write_rank_trace(file.string(), t, frame_events, true);
+  e.length = fs::file_size(file) - e.offset;
+  return e;
+}
 
 }  // namespace mstep

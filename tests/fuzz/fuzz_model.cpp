@@ -137,10 +137,7 @@ void write_trace(const fs::path& dir, const std::vector<RankTrace>& ranks, bool 
       write_rank_trace((dir / rank_file_name(t.header.rank)).string(), t, 64);
       continue;
     }
-    const fs::path file = dir / pack_file_name(0);
-    const std::uint64_t at = fs::exists(file) ? fs::file_size(file) : 0;
-    write_rank_trace(file.string(), t, 64, true);
-    packs.push_back(PackEntry{0, at, fs::file_size(file) - at});
+    packs.push_back(append_rank_to_pack(dir.string(), 0, t, 64));
   }
   if (packed) write_pack_index((dir / kPackIndexName).string(), packs);
   std::ofstream(dir / kMetaFileName) << R"({"format_version": )" << (packed ? kPackedTraceVersion : kTraceVersion)

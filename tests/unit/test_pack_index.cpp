@@ -62,9 +62,9 @@ TEST_CASE("pack files: two ranks' streams appended to one file read as their own
       t.events.push_back(e);
     }
     t.event_thread.assign(t.events.size(), 0);
-    const std::uint64_t before = fs::exists(pack) ? fs::file_size(pack) : 0;
-    write_rank_trace(pack, t, 2, true);
-    located.push_back(pack_locator(pack, before, fs::file_size(pack) - before));
+    const PackEntry e = append_rank_to_pack(dir.string(), 0, t, 2);
+    CHECK(e.offset == (r == 0 ? 0 : fs::file_size(pack) - e.length));  // after rank 0's stream
+    located.push_back(pack_locator(pack, e.offset, e.length));
   }
   for (int r = 0; r < 2; ++r) {
     const RankTrace t = read_rank_trace(located[static_cast<std::size_t>(r)]);

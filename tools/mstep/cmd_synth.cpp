@@ -96,15 +96,9 @@ int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
       if (o.pack == 0) {
         write_rank_trace((dir / rank_file_name(t.header.rank)).string(), t, kFrameEvents);
       } else {
-        // Ranks in order, each stream appended to its pack file where that file ends now.
-        PackEntry e;
-        e.pack = static_cast<std::uint32_t>(static_cast<std::uint64_t>(t.header.rank) / o.pack);
-        const fs::path file = dir / pack_file_name(e.pack);
-        std::error_code ec;
-        e.offset = fs::exists(file, ec) ? fs::file_size(file) : 0;
-        write_rank_trace(file.string(), t, kFrameEvents, true);
-        e.length = fs::file_size(file) - e.offset;
-        packs.push_back(e);
+        // Ranks in order, each stream appended to its pack file.
+        const auto pack = static_cast<std::uint32_t>(static_cast<std::uint64_t>(t.header.rank) / o.pack);
+        packs.push_back(append_rank_to_pack(o.out, pack, t, kFrameEvents));
       }
       written += t.events.size();
       std::vector<Event>().swap(t.events);  // what is on disk leaves memory
