@@ -206,13 +206,14 @@ void StepEncoder::add(const StepRecord& s) {
   z.varint(s.msgs_in);
   z.varint(s.msgs_out);
   sizes_.commit(z);
-  RawColumn p = partners_.reserve((s.partners.size() + 1) * kMaxVarint);
+  RawColumn p = partners_.reserve((s.partners.size() + 2) * kMaxVarint);
   p.varint(s.partners.size());
   std::int64_t prev = 0;
   for (auto r : s.partners) {
     p.zigzag(r - prev);
     prev = r;
   }
+  p.varint(static_cast<std::uint64_t>(static_cast<std::int64_t>(s.whole_comm) + 1));  // version 3
   partners_.commit(p);
   last_index_ = s.index;
   last_end_ = s.end;
@@ -242,7 +243,7 @@ void encode_steps(std::span<const StepRecord> steps, std::vector<std::uint8_t>& 
   e.finish(out);
 }
 
-void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>& out) {
+void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>& out, std::uint16_t version) {
   ByteReader r(payload);
   const auto n = r.count(10);
   const auto times_size = r.varint(), sizes_size = r.varint(), partners_size = r.varint();
@@ -269,6 +270,13 @@ void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>
     for (std::size_t k = 0; k < np; ++k) {
       prev = plus(prev, p.zigzag());
       s.partners.push_back(static_cast<std::int32_t>(prev));
+    }
+    if (version >= 3) {
+      const auto whole = p.varint();
+      // The shared last id is never named (its members are listed): anything from it on is damage.
+      if (whole > std::uint64_t{kSharedCommId})
+        throw TraceError(fmt::format("step {} names communicator {}; a step names ids below {}", s.index, whole - 1, kSharedCommId));
+      s.whole_comm = static_cast<std::int32_t>(whole) - 1;
     }
     last_index = s.index;
     last_end = s.end;

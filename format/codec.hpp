@@ -192,7 +192,9 @@ class StepEncoder {
   std::uint64_t last_end_ = 0;
 };
 void encode_steps(std::span<const StepRecord> steps, std::vector<std::uint8_t>& out);
-void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>& out);
+// Writes the current version (kTraceVersion); reads the frames of `version` (the file header's).
+void decode_steps(std::span<const std::uint8_t> payload, std::vector<StepRecord>& out,
+                  std::uint16_t version = kTraceVersion);
 void encode_comms(std::span<const CommDef> comms, std::vector<std::uint8_t>& out);
 // `world_size`: the run's (file header); no communicator has more members.
 void decode_comms(std::span<const std::uint8_t> payload, std::vector<CommDef>& out, std::uint64_t world_size);

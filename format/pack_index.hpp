@@ -1,7 +1,7 @@
 // Pack files: many ranks' streams in one file, for runs too large for a file per rank
 // (share/trace-format.md, "Packed trace directories"). A pack file `ranks-NNNNNN.msp` is the
 // concatenation of complete rank streams, each exactly a rank file's bytes; `packs.idx` says where
-// each rank's stream is. meta.json then has format_version 3 and "packed".
+// each rank's stream is. meta.json then has "packed" (and format_version 3 or later).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,8 @@
 
 namespace mstep {
 
-inline constexpr std::uint16_t kPackedTraceVersion = 3;  // meta.json's format_version of a packed directory
+// The first meta.json format_version whose directories may be packed.
+inline constexpr std::uint16_t kPackedTraceVersion = 3;
 inline constexpr const char* kPackIndexName = "packs.idx";
 
 struct PackEntry {

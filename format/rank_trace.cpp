@@ -32,6 +32,7 @@ RankTrace read_rank(const std::string& path, bool metadata_only) {
   Frame f;
   std::uint16_t first_thread = 0;
   bool any_events = false, first_events_read = false;
+  std::vector<bool> comm_defined;  // by local id, for the steps that name one
   while (reader.next(f)) {
     try {
       if (f.kind == FrameKind::Events) {
@@ -65,12 +66,29 @@ RankTrace read_rank(const std::string& path, bool metadata_only) {
         }
         // Every frame's header count is checked against what its payload decodes to: the
         // header lies outside the zstd checksum, so this is what catches a flipped count.
-        case FrameKind::Steps: decode_counted(f, t.steps, decode_steps); break;
+        case FrameKind::Steps: {
+          const auto first = t.steps.size();
+          decode_counted(f, t.steps, [&t](std::span<const std::uint8_t> p, std::vector<StepRecord>& out) {
+            decode_steps(p, out, t.header.version);
+          });
+          // A communicator a step names is defined before it (the writers put definitions first).
+          for (auto i = first; i < t.steps.size(); ++i) {
+            const std::int32_t c = t.steps[i].whole_comm;
+            if (c != kNoWholeComm && (static_cast<std::size_t>(c) >= comm_defined.size() || !comm_defined[static_cast<std::size_t>(c)]))
+              throw TraceError(fmt::format("step {} names communicator {}, which no earlier frame defines", t.steps[i].index, c));
+          }
+          break;
+        }
         case FrameKind::Comms: {
           const auto world = static_cast<std::uint64_t>(std::max(t.header.world_size, 0));
+          const auto defined_before = t.comms.size();
           decode_counted(f, t.comms, [world](std::span<const std::uint8_t> p, std::vector<CommDef>& out) {
             decode_comms(p, out, world);
           });
+          for (auto i = defined_before; i < t.comms.size(); ++i) {
+            if (t.comms[i].id >= comm_defined.size()) comm_defined.resize(t.comms[i].id + std::size_t{1}, false);
+            comm_defined[t.comms[i].id] = true;
+          }
           break;
         }
         case FrameKind::Callsites: decode_counted(f, t.callsites, decode_callsites); break;

@@ -28,12 +28,22 @@ void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t f
     encode_clocks(std::span<const ClockSync>(&c, 1), payload);
     write_frame(w, FrameKind::Clock, 1, payload);
   }
-  const std::span<const std::int32_t> world = t.comms.front().world_ranks;
+  // The members of each communicator by id, as the recorder's tracker has them (the last
+  // definition of an id wins, as RankComms reads it).
+  std::vector<const CommDef*> by_id;
+  for (const CommDef& c : t.comms) {
+    if (c.id >= by_id.size()) by_id.resize(c.id + std::size_t{1}, nullptr);
+    by_id[c.id] = &c;
+  }
   StepTracker tracker(t.header.rank, t.header.world_size, t.events.empty() ? 0 : t.events.front().t_enter);
   const std::span<const Event> events(t.events);
   for (std::size_t at = 0; at < events.size(); at += frame_events) {
     const auto chunk = events.subspan(at, std::min(frame_events, events.size() - at));
-    for (const Event& e : chunk) tracker.feed(e, world);
+    for (const Event& e : chunk) {
+      const CommDef* c = e.comm < by_id.size() ? by_id[e.comm] : nullptr;
+      if (c) tracker.feed(e, c->world_ranks, c->inter);
+      else tracker.feed(e, {});
+    }
     if (at + chunk.size() == events.size()) tracker.finish(chunk.back().t_exit);
     if (!tracker.closed().empty()) {
       payload.clear();

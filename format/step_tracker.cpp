@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 
 namespace mstep {
 
@@ -10,7 +11,6 @@ StepTracker::StepTracker(std::int32_t self_world_rank, std::int32_t world_size,
     : self_(self_world_rank),
       begin_(start_ticks),
       last_exit_(start_ticks) {
-  // The membership bits grow to the highest partner seen (add_partner), not to the world.
   // Reserve what a few steps need so the hot path does not allocate while warming up; a step
   // with more partners grows the vector once and its capacity is kept from then on.
   partners_.reserve(static_cast<std::size_t>(std::clamp(world_size, 1, 64)));
@@ -19,27 +19,37 @@ StepTracker::StepTracker(std::int32_t self_world_rank, std::int32_t world_size,
 
 void StepTracker::add_partner(std::int32_t rank) {
   if (rank < 0) return;
+  if (!use_bits_) [[likely]] {
+    // A few partners: a look along the list. Membership bits indexed by world rank would cost
+    // every tracker rank / 8 bytes for itself alone (an analysis that runs one per rank: ranks
+    // squared; a million ranks took 64 GB), so they are taken only by a step of many partners.
+    if (std::find(partners_.begin(), partners_.end(), rank) != partners_.end()) return;
+    partners_.push_back(rank);
+    if (partners_.size() > kListedPartners) [[unlikely]] {
+      use_bits_ = true;
+      for (const std::int32_t p : partners_) set_bit(p);
+    }
+    return;
+  }
+  if (set_bit(rank)) partners_.push_back(rank);
+}
+
+bool StepTracker::set_bit(std::int32_t rank) {
   const auto word = static_cast<std::size_t>(rank) / 64;
-  // Sized by the highest partner so far: a process that only talks to its neighbours keeps a
-  // few words, not one bit per rank of the world.
+  // Sized by the highest partner so far, not by the world.
   if (word >= partner_bits_.size()) [[unlikely]] partner_bits_.resize(word + 1, 0);
   const std::uint64_t bit = std::uint64_t{1} << (static_cast<unsigned>(rank) % 64);
-  if (partner_bits_[word] & bit) return;
+  if (partner_bits_[word] & bit) return false;
   partner_bits_[word] |= bit;
-  partners_.push_back(rank);
+  return true;
 }
 
 void StepTracker::trim(std::size_t keep) {
   for (StepRecord& r : closed_)
     if (r.partners.capacity() > keep) std::vector<std::int32_t>().swap(r.partners);
   if (partners_.capacity() > keep) std::vector<std::int32_t>(partners_.begin(), partners_.end()).swap(partners_);
-  // Only the words of current partners are non-zero: the rest can go.
-  std::size_t need = 0;
-  for (const std::int32_t p : partners_) need = std::max(need, static_cast<std::size_t>(p) / 64 + 1);
-  if (partner_bits_.size() > need + keep / 64 + 1) {
-    partner_bits_.resize(need);
-    partner_bits_.shrink_to_fit();
-  }
+  // Outside a step of many partners the bits are all zero: they can go.
+  if (!use_bits_ && partner_bits_.size() > keep / 64 + 1) std::vector<std::uint64_t>().swap(partner_bits_);
 }
 
 void StepTracker::close(std::uint64_t t, Usage carry) {
@@ -54,11 +64,13 @@ void StepTracker::close(std::uint64_t t, Usage carry) {
   r.bytes_out = bytes_out_;
   r.msgs_in = msgs_in_;
   r.msgs_out = msgs_out_;
+  r.whole_comm = whole_comm_;
+  whole_comm_ = kNoWholeComm;
   // Gamma in rank order. A collective of the whole world makes it every member: then the bits,
   // read word by word, give the order in O(n / 64 + n) where sorting took O(n log n) (at 16 384
   // ranks it was most of a barrier step's cost); a few partners are sorted as they are.
   const std::size_t words = partner_bits_.size();
-  if (partners_.size() >= 64 && words <= 4 * partners_.size()) {
+  if (use_bits_ && partners_.size() >= 64 && words <= 4 * partners_.size()) {
     r.partners.clear();
     for (std::size_t w = 0; w < words; ++w)
       for (std::uint64_t b = partner_bits_[w]; b != 0; b &= b - 1)
@@ -69,7 +81,9 @@ void StepTracker::close(std::uint64_t t, Usage carry) {
   }
 
   // Only the words of set members are non-zero: clearing those is O(|Gamma|), not O(world).
-  for (const std::int32_t p : partners_) partner_bits_[static_cast<std::size_t>(p) / 64] = 0;
+  if (use_bits_)
+    for (const std::int32_t p : partners_) partner_bits_[static_cast<std::size_t>(p) / 64] = 0;
+  use_bits_ = false;
   partners_.clear();
 
   ++index_;
@@ -115,7 +129,7 @@ void StepTracker::receive(std::int32_t from, std::uint64_t bytes, std::uint64_t 
   pending_ = Usage{};
 }
 
-void StepTracker::collective(const Event& e, Role role, std::span<const std::int32_t> members) {
+void StepTracker::collective(const Event& e, Role role, std::span<const std::int32_t> members, bool inter) {
   const bool root = e.flags & kRoot;
   // A non-root whose root is kNoPeer is MPI_PROC_NULL in an intercommunicator's root group: it
   // takes no part in the transfer.
@@ -131,10 +145,16 @@ void StepTracker::collective(const Event& e, Role role, std::span<const std::int
     } else {
       // One message in per member other than self (see the header); bytes once for the call.
       bytes_in_ += e.recv_bytes;
-      for (const std::int32_t m : members) {
-        if (m < 0 || m == self_) continue;
-        add_partner(m);
-        ++msgs_in_;
+      if (members.size() >= kListedMembers && e.comm != kSharedCommId) {
+        // Named, not listed: an intracommunicator has the rank among its members.
+        whole_comm_ = e.comm;
+        msgs_in_ += static_cast<std::uint32_t>(members.size() - (inter ? 0 : 1));
+      } else {
+        for (const std::int32_t m : members) {
+          if (m < 0 || m == self_) continue;
+          add_partner(m);
+          ++msgs_in_;
+        }
       }
       has_recv_ = true;
       last_recv_t_ = std::max(e.t_exit, begin_);
@@ -145,7 +165,7 @@ void StepTracker::collective(const Event& e, Role role, std::span<const std::int
   close(e.t_exit, Usage{});
 }
 
-void StepTracker::feed(const Event& e, std::span<const std::int32_t> comm_members) {
+void StepTracker::feed(const Event& e, std::span<const std::int32_t> comm_members, bool comm_inter) {
   const Role role = event_role(e);
   if (!e.continuation()) account(e, role == Role::Tool);
   if (e.flags & kIncomplete) return;  // a Test/Iprobe that found nothing: MPI time only
@@ -170,7 +190,7 @@ void StepTracker::feed(const Event& e, std::span<const std::int32_t> comm_member
     case Role::CollRootOut:
     case Role::CollRootIn:
     case Role::CollAll:
-      collective(e, role, comm_members);
+      collective(e, role, comm_members, comm_inter);
       break;
     case Role::Other:
     case Role::Start:  // event_role made it Isend or Irecv

@@ -21,6 +21,11 @@
 //   receive one per incoming partner other than the rank itself (an approximation: the real
 //   algorithm's messages are the MPI library's business). Bytes are the record's send_bytes and
 //   recv_bytes.
+// - A collective in which the rank hears every member of a communicator of kListedMembers or more
+//   (other than the shared id kSharedCommId) does not add them to the partners one by one: the step
+//   names the communicator (StepRecord::whole_comm), and its messages in are the members but itself
+//   (all of an intercommunicator's remote group), counted from the size alone: O(1), where listing
+//   a world collective's members cost O(ranks) per rank and call and ranks squared in the trace.
 // - Peers kNoPeer (MPI_PROC_NULL) have no effect on steps; kIncomplete records are MPI time only.
 // - finish(t) ends the trace as a send side would: a step whose receives are followed by other
 //   work closes at its last receive, and the remainder (the program's last computation) becomes a
@@ -44,9 +49,9 @@ class StepTracker {
   StepTracker(std::int32_t self_world_rank, std::int32_t world_size, std::uint64_t start_ticks);
 
   // `comm_members`: world ranks of the record's communicator in communicator rank order (the
-  // remote group for an intercommunicator); read only for collectives. Negative entries (processes
-  // outside MPI_COMM_WORLD) are skipped.
-  void feed(const Event& e, std::span<const std::int32_t> comm_members);
+  // remote group for an intercommunicator, `comm_inter`); read only for collectives. Negative
+  // entries (processes outside MPI_COMM_WORLD) are skipped where members are listed.
+  void feed(const Event& e, std::span<const std::int32_t> comm_members, bool comm_inter = false);
 
   // End of the rank's records (after MPI_Finalize's record, or the last record of a trace).
   // Time between the last record's exit and end_ticks counts as computation.
@@ -56,10 +61,10 @@ class StepTracker {
   std::span<const StepRecord> closed() const { return {closed_.data(), n_closed_}; }
   void clear_closed() { n_closed_ = 0; }
 
-  // Gives back the memory of partner lists longer than `keep` entries (a collective of the whole
-  // world lists every member) and of the membership bits beyond the current partners. What the
-  // recorder keeps for speed, one tracker a process, would be ranks squared in an analysis that
-  // runs a tracker for every rank of a large run. Call after clear_closed().
+  // Gives back the memory of partner lists longer than `keep` entries (a step of many partners)
+  // and of membership bits not in use. What the recorder keeps for speed, one tracker a process,
+  // would be ranks squared in an analysis that runs a tracker for every rank of a large run. Call
+  // after clear_closed().
   void trim(std::size_t keep);
 
   // Index of the open step (1-based).
@@ -81,8 +86,12 @@ class StepTracker {
   void account(const Event& e, bool tool);
   void send_side(std::uint64_t bytes);
   void receive(std::int32_t from, std::uint64_t bytes, std::uint64_t t);
-  void collective(const Event& e, Role role, std::span<const std::int32_t> members);
+  void collective(const Event& e, Role role, std::span<const std::int32_t> members, bool inter);
   void add_partner(std::int32_t rank);
+  bool set_bit(std::int32_t rank);  // false if it was set already
+  // Up to this many partners (self included) a step finds duplicates by looking along its list;
+  // beyond, by membership bits.
+  static constexpr std::size_t kListedPartners = 16;
   // Closes the open step at `t`; `carry` (part of the open step's usage, what happened after t)
   // becomes the start of the next step.
   void close(std::uint64_t t, Usage carry);
@@ -100,7 +109,11 @@ class StepTracker {
   bool has_recv_ = false;         // a receive completed in the open step
   std::uint64_t last_recv_t_ = 0; // completion of that step's last receive
   std::vector<std::int32_t> partners_;    // Gamma of the open step, unsorted, self included
-  std::vector<std::uint64_t> partner_bits_;  // membership of partners_, one bit per world rank
+  // Membership of partners_, one bit per world rank up to the highest, once partners_ has more than
+  // kListedPartners entries (use_bits_); all zero otherwise.
+  std::vector<std::uint64_t> partner_bits_;
+  bool use_bits_ = false;
+  std::int32_t whole_comm_ = kNoWholeComm;   // a communicator all of whose members are partners too
 
   std::uint64_t last_exit_;       // exit of the previous call (computation starts there)
 

@@ -1,7 +1,9 @@
 #include "format/trace_format.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <iterator>
 
 namespace mstep {
 namespace {
@@ -59,6 +61,24 @@ std::string rank_file_name(int rank) {
   char name[32];
   std::snprintf(name, sizeof name, "rank-%05d.mst", rank);
   return name;
+}
+
+std::vector<std::int32_t> step_partners(const StepRecord& s, std::span<const CommDef> comms) {
+  if (s.whole_comm == kNoWholeComm) return s.partners;
+  const CommDef* def = nullptr;
+  for (const CommDef& c : comms)
+    if (c.id == s.whole_comm) def = &c;
+  if (!def) return s.partners;
+  std::vector<std::int32_t> members;
+  members.reserve(def->world_ranks.size());
+  for (const std::int32_t m : def->world_ranks)
+    if (m >= 0) members.push_back(m);
+  std::sort(members.begin(), members.end());
+  std::vector<std::int32_t> all;
+  all.reserve(members.size() + s.partners.size());
+  std::set_union(s.partners.begin(), s.partners.end(), members.begin(), members.end(), std::back_inserter(all));
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
 }
 
 }  // namespace mstep

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +16,9 @@ namespace mstep {
 
 // Bump on any change to the bytes on disk. Readers refuse other versions with a clear message.
 // Version 2: a communicator whose members are 0..n-1 is written as n alone (Comms frames).
-inline constexpr std::uint16_t kTraceVersion = 2;
+// Version 3: a step whose rank heard every member of a communicator of kListedMembers or more says
+// so by the communicator's id instead of listing them (Steps frames; StepRecord::whole_comm).
+inline constexpr std::uint16_t kTraceVersion = 3;
 inline constexpr std::uint16_t kOldestTraceVersion = 1;  // the oldest the reader still accepts
 inline constexpr char kFileMagic[8] = {'M', 'S', 'T', 'E', 'P', 'T', 'R', 'C'};
 inline constexpr std::uint32_t kFrameMagic = 0x4d534652;  // "MSFR"
@@ -120,8 +124,20 @@ struct StepRecord {
   std::uint32_t msgs_in = 0;
   std::uint32_t msgs_out = 0;
   std::vector<std::int32_t> partners;  // Gamma(s,i): world ranks, sorted, including the rank itself
+  // The local id of a communicator every member of which is in Gamma(s,i) too, or kNoWholeComm:
+  // a collective in which the rank hears all of a communicator of kListedMembers or more closes
+  // the step, and its members are named by the communicator, not listed (a collective of the whole
+  // world would list every rank in every rank's step: ranks squared). step_partners() gives the
+  // whole sorted set.
+  std::int32_t whole_comm = -1;
   friend bool operator==(const StepRecord&, const StepRecord&) = default;
 };
+inline constexpr std::int32_t kNoWholeComm = -1;
+// Communicators of fewer members are listed in a step's partners as before version 3.
+inline constexpr std::size_t kListedMembers = 64;
+// The last communicator id: a run that creates more communicators than ids shares it, so a step
+// never names it as its whole_comm (its members are listed).
+inline constexpr std::uint16_t kSharedCommId = 0xffff;
 
 // A communicator the rank used: id and its members' world ranks in communicator rank order.
 // For an intercommunicator the members are those of the remote group (the ranks peers refer to).
@@ -131,6 +147,12 @@ struct CommDef {
   MemberList world_ranks;
   friend bool operator==(const CommDef&, const CommDef&) = default;
 };
+
+// Gamma(s,i) of a step as one sorted list of world ranks: its partners and, where it names one, the
+// members of its whole communicator (the rank's last definition of that id; processes outside
+// MPI_COMM_WORLD left out). O(members): for a table of steps, not for an analysis of every step.
+std::vector<std::int32_t> step_partners(const StepRecord& s, std::span<const CommDef> comms);
+
 
 // One call-site: the return addresses of up to MSTEP_STACK_DEPTH frames, innermost first, each
 // as the shared object it lies in and its offset there, so mstep can resolve them offline.

@@ -62,7 +62,7 @@ class CommTable {
  private:
   const CommInfo& lookup(MPI_Comm comm);
   // Ids are 16 bits in the trace; a run that creates more communicators shares the last id.
-  std::uint16_t next_id() const { return static_cast<std::uint16_t>(std::min<std::size_t>(infos_.size(), 0xffff)); }
+  std::uint16_t next_id() const { return static_cast<std::uint16_t>(std::min<std::size_t>(infos_.size(), kSharedCommId)); }
   std::vector<std::unique_ptr<CommInfo>> infos_;
   FlatHandleMap<const CommInfo*> handles_{64};
   std::size_t written_ = 0;  // infos_[written_..] are not in the trace yet

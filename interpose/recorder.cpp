@@ -73,17 +73,20 @@ std::vector<CommDef> Recorder::take_comms() {
 
 void Recorder::learn_comms(std::span<const CommDef> comms) {
   for (const CommDef& c : comms) {
-    if (c.id >= comm_members_.size()) comm_members_.resize(std::size_t{c.id} + 1);
-    comm_members_[c.id] = c.world_ranks;
+    if (c.id >= comm_defs_.size()) comm_defs_.resize(std::size_t{c.id} + 1);
+    comm_defs_[c.id] = c;
   }
 }
 
 void Recorder::track_steps(const Event* events, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     const Event& e = events[i];
-    const std::span<const std::int32_t> members =
-        e.comm < comm_members_.size() ? std::span<const std::int32_t>(comm_members_[e.comm]) : std::span<const std::int32_t>{};
-    tracker_->feed(e, members);
+    if (e.comm < comm_defs_.size()) {
+      const CommDef& c = comm_defs_[e.comm];
+      tracker_->feed(e, c.world_ranks, c.inter);
+    } else {
+      tracker_->feed(e, {});
+    }
     const auto closed = tracker_->closed();
     if (!closed.empty()) [[unlikely]] {
       for (const auto& step : closed) closed_steps_.add(step);

@@ -174,7 +174,7 @@ class Recorder {
   std::unique_ptr<TraceFileWriter> writer_;
   std::optional<StepTracker> tracker_;
   StepEncoder closed_steps_;  // closed steps, encoded as they close (no copies)
-  std::vector<MemberList> comm_members_;  // by communicator id, as the handoffs defined them
+  std::vector<CommDef> comm_defs_;  // by communicator id, as the handoffs defined them
   std::vector<std::uint8_t> scratch_;
   std::vector<ClockSync> clocks_;
   double ticks_per_second_ = 1e9;

@@ -164,7 +164,7 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
       row.mpi_s = timeline.duration(static_cast<int>(r), steps[s].mpi);
       row.bytes_in = steps[s].bytes_in;
       row.bytes_out = steps[s].bytes_out;
-      row.partners = steps[s].partners;
+      row.partners = ranks[r] ? step_partners(steps[s], ranks[r]->comms) : steps[s].partners;
       rep.steps.push_back(std::move(row));
     }
   }

@@ -82,8 +82,8 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
   for (std::size_t r = 0; r < n; ++r) {
     if (!ranks[r] || ranks[r]->events.empty()) continue;
     const RankTrace& t = *ranks[r];
-    std::map<std::uint16_t, MemberList> members;
-    for (const auto& c : t.comms) members[c.id] = c.world_ranks;
+    std::map<std::uint16_t, const CommDef*> members;
+    for (const auto& c : t.comms) members[c.id] = &c;
     StepTracker tracker(static_cast<std::int32_t>(r), static_cast<std::int32_t>(n), t.events.front().t_enter);
     auto& steps = out.steps[r];
     auto& event_step = out.event_step[r];
@@ -91,7 +91,8 @@ AlignedSteps align_steps(std::span<const RankTrace* const> ranks, const Matching
     for (std::size_t i = 0; i < t.events.size(); ++i) {
       const Event& e = t.events[i];
       const auto it = members.find(e.comm);
-      tracker.feed(e, it != members.end() ? std::span<const std::int32_t>(it->second) : std::span<const std::int32_t>{});
+      if (it != members.end()) tracker.feed(e, it->second->world_ranks, it->second->inter);
+      else tracker.feed(e, {});
       // A collective closes the step it belongs to: it is in the one before the open step.
       const std::uint32_t index = tracker.current_index() - (is_collective_call(e) ? 1 : 0);
       event_step[i] = index - 1;

@@ -52,11 +52,13 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
     }
     if (j.contains("packed")) m.ranks_per_pack = j.at("packed").value("ranks_per_file", std::uint64_t{0});
     const int v = j.value("format_version", 0);
-    if (v == kPackedTraceVersion && m.ranks_per_pack == 0)
-      problems.push_back(fmt::format("{}: format version {} without \"packed\": {{\"ranks_per_file\": N}}", file.string(), v));
-    else if ((v < kOldestTraceVersion || v > kTraceVersion) && v != kPackedTraceVersion)
+    if (v < kOldestTraceVersion || v > kTraceVersion)
       problems.push_back(fmt::format("{}: format version {}, this mstep reads versions {} to {}", file.string(), v,
-                                     kOldestTraceVersion, kPackedTraceVersion));
+                                     kOldestTraceVersion, kTraceVersion));
+    else if (j.contains("packed") && (v < kPackedTraceVersion || m.ranks_per_pack == 0))
+      problems.push_back(fmt::format("{}: \"packed\" needs format version {} or later and {{\"ranks_per_file\": N}} with N > 0",
+                                     file.string(), kPackedTraceVersion));
+    if (v < kPackedTraceVersion) m.ranks_per_pack = 0;  // read as rank files, the line above says why
     m.present = m.ranks > 0;
     if (!m.present) problems.push_back(fmt::format("{}: ranks must be positive", file.string()));
   } catch (const std::exception& e) {

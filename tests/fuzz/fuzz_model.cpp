@@ -140,7 +140,7 @@ void write_trace(const fs::path& dir, const std::vector<RankTrace>& ranks, bool 
     packs.push_back(append_rank_to_pack(dir.string(), 0, t, 64));
   }
   if (packed) write_pack_index((dir / kPackIndexName).string(), packs);
-  std::ofstream(dir / kMetaFileName) << R"({"format_version": )" << (packed ? kPackedTraceVersion : kTraceVersion)
+  std::ofstream(dir / kMetaFileName) << R"({"format_version": )" << kTraceVersion
                                      << (packed ? R"(, "packed": {"ranks_per_file": 4})" : "") << R"(, "ranks": )" << ranks.size()
                                      << R"(, "command": ["fuzz"], "mpi_library": "none", "hosts": ["fuzz"],)"
                                      << R"( "clock": "monotonic", "ticks_per_second": 1e9, "stack_depth": 1,)"

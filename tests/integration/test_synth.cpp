@@ -36,7 +36,7 @@ TEST_CASE("mstep synth writes a ring that stats and report read whole") {
   const json meta = parse_json(text.str());
   CHECK(meta.at("synthetic").at("pattern") == "ring");
   CHECK(meta.at("synthetic").at("seed") == 3);
-  CHECK(meta.at("format_version") == 2);
+  CHECK(meta.at("format_version") == 3);  // kTraceVersion
 }
 
 TEST_CASE("mstep synth: pingpong, random and alltoall traces replay under every model without problems") {
@@ -143,4 +143,35 @@ TEST_CASE("progress bars: on a terminal only, erased before the result") {
                            {{"MSTEP_PROGRESS_AFTER", "0"}});
   CHECK(piped.out == "mstep: wrote " + dir.string() + ": ring pattern, 20 ranks, 1980 events\n");
   CHECK(piped.err.empty());
+}
+
+TEST_CASE("mstep synth: an allreduce of 70 ranks names the world in each step; dump lists it whole") {
+  // 70 ranks, 2000 records: per rank MPI_Init, MPI_Barrier, 25 Allreduce, MPI_Finalize (1960 in
+  // all). Every step of a collective of the whole world (70 members, from 64 on) names
+  // communicator 0 instead of listing 70 ranks (share/trace-format.md, Steps).
+  const fs::path dir = test_dir() / "allreduce70";
+  REQUIRE(synth(dir, "allreduce", 70, 2000).code == 0);
+  const Result text = run({kMstep, "dump", dir.string(), "-r", "3"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("    69     1  {3} + all of communicator 0\n"));
+  const Result r = run({kMstep, "dump", dir.string(), "-r", "3", "--format", "json"});
+  REQUIRE(r.code == 0);
+  const json j = parse_json(r.out);
+  std::vector<std::int32_t> world(70);
+  for (int i = 0; i < 70; ++i) world[static_cast<std::size_t>(i)] = i;
+  int named = 0;
+  for (const json& s : j.at("steps")) {
+    if (s.at("whole_comm").is_null()) continue;
+    ++named;
+    CHECK(s.at("whole_comm") == 0);
+    CHECK(s.at("partners").get<std::vector<std::int32_t>>() == world);
+    CHECK(s.at("msgs_in") == 69);
+  }
+  CHECK(named == 26);  // the Barrier and every Allreduce
+  CHECK(j.at("steps").size() == 27);  // and MPI_Finalize's
+  // The report lists each step's whole set (70 ranks x 27 steps).
+  const json rep = mstep_json("report", dir, {}, no_default_params(test_dir()));
+  CHECK(rep.at("problems").empty());
+  REQUIRE(rep.at("steps").size() == 70 * 27);
+  CHECK(rep.at("steps").at(3 * 27 + 1).at("partners").get<std::vector<std::int32_t>>() == world);
 }

@@ -120,7 +120,7 @@ TEST_CASE("a steady ping-pong encodes to a few bytes per event before compressio
 TEST_CASE("steps, communicators, call sites and clocks round-trip", "[codec]") {
   std::vector<StepRecord> steps(2);
   steps[0] = {1, 100, 200, 50, 50, 8, 8, 1, 1, {0, 1}};
-  steps[1] = {2, 200, 1000, 700, 100, 0, 4096, 0, 2, {3}};
+  steps[1] = {2, 200, 1000, 700, 100, 0, 4096, 0, 2, {3}, 2};  // and all of communicator 2
   std::vector<CommDef> comms = {{0, false, {0, 1, 2, 3}}, {1, false, {3, 1}}, {2, true, {2}}};
   std::vector<CallsiteDef> sites = {{1, {{"/usr/bin/app", 0x1234}}}, {2, {{"", 77}, {"/lib/x.so", 5}}}};
   std::vector<ClockSync> clocks = {{ClockSync::AtInit, 10, -20, 30, 40}, {ClockSync::AtFinalize, 1, 2, -3, 4}};
@@ -141,6 +141,32 @@ TEST_CASE("steps, communicators, call sites and clocks round-trip", "[codec]") {
   CHECK(comms2 == comms);
   CHECK(sites2 == sites);
   CHECK(clocks2 == clocks);
+}
+
+TEST_CASE("Steps frames of version 2 (no communicator named) still decode; a named id past 0xffff does not", "[codec]") {
+  // Version 2's step, by hand: count 1; columns of 5, 4 and 3 bytes; index 1 (zigzag 2), begin
+  // 100 (zigzag 200 = 0xc8 0x01), length 100 (0x64), compute 50, mpi 50; bytes 8 and 8, messages 1
+  // and 1; two partners, 0 and 1 (zigzag 0 and 2).
+  const std::vector<std::uint8_t> v2{1, 6, 4, 3, 2, 0xc8, 0x01, 0x64, 50, 50, 8, 8, 1, 1, 2, 0, 2};
+  std::vector<StepRecord> steps;
+  decode_steps(v2, steps, 2);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0] == StepRecord{1, 100, 200, 50, 50, 8, 8, 1, 1, {0, 1}, kNoWholeComm});
+  // Read as version 3 it lacks its last byte.
+  steps.clear();
+  CHECK_THROWS_AS(decode_steps(v2, steps, 3), TraceError);
+  // Version 3 adds id + 1 after the partners: 0 none; 0xfffe the largest id named (0xffff, shared
+  // by the communicators past it, is never named).
+  std::vector<std::uint8_t> v3 = v2;
+  v3[3] = 6;  // partners column of 6 bytes
+  for (const std::uint8_t b : {0x80, 0x80, 0x04}) v3.push_back(b);  // varint 0x10000: id 0xffff
+  steps.clear();
+  CHECK_THROWS_WITH(decode_steps(v3, steps, 3), "step 1 names communicator 65535; a step names ids below 65535");
+  v3.resize(v3.size() - 3);
+  for (const std::uint8_t b : {0xff, 0xff, 0x03}) v3.push_back(b);  // varint 0xffff: id 0xfffe
+  steps.clear();
+  decode_steps(v3, steps, 3);
+  CHECK(steps.at(0).whole_comm == 0xfffe);
 }
 
 TEST_CASE("a corrupted count cannot make the decoder allocate or overrun", "[codec]") {
@@ -302,6 +328,17 @@ TEST_CASE("a frame header outside the checksum is checked: count, kind, reserved
     CHECK(t.end == TraceEnd::Corrupt);
     CHECK(t.events.size() == 100);
     CHECK_THAT(t.problem, Catch::EndsWith("frame 1 at byte " + std::to_string(at) + ": frame header's reserved byte is 64, not 0"));
+  }
+  SECTION("a step naming a communicator that no earlier frame defines") {
+    steps.clear();
+    s.whole_comm = 4;
+    enc.add(s);
+    enc.finish(steps);
+    const auto [t, at] = write("undefined.mst", FrameKind::Steps, 1);
+    CHECK(t.end == TraceEnd::Corrupt);
+    CHECK(t.events.size() == 100);
+    CHECK_THAT(t.problem, Catch::EndsWith("frame 1 at byte " + std::to_string(at) +
+                                          ": step 1 names communicator 4, which no earlier frame defines"));
   }
   SECTION("the same frame, undamaged, reads") {
     const auto [t, at] = write("fine.mst", FrameKind::Steps, 1);

@@ -7,6 +7,7 @@
 #include "format/pack_index.hpp"
 #include "format/rank_trace.hpp"
 #include "format/trace_file.hpp"
+#include "model/trace/trace_dir.hpp"
 
 using namespace mstep;
 namespace fs = std::filesystem;
@@ -78,5 +79,37 @@ TEST_CASE("pack files: two ranks' streams appended to one file read as their own
   const RankTrace cut = read_rank_trace(located[1]);
   CHECK(cut.end == TraceEnd::Truncated);
   CHECK(cut.problem.rfind(located[1] + ": frame ", 0) == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("meta.json's format version: 1 to 3 read; \"packed\" only from version 3", "[format]") {
+  // A one-rank trace, its meta.json rewritten with each version and with and without "packed".
+  const fs::path dir = fs::temp_directory_path() / "mstep-unit-pack-meta";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  RankTrace t;
+  t.header.world_size = 1;
+  t.header.ticks_per_second = 1e9;
+  t.comms.push_back(CommDef{0, false, MemberList::identity(1)});
+  Event e;
+  e.op = Op::Init;
+  t.events.push_back(e);
+  t.event_thread.assign(1, 0);
+  write_rank_trace((dir / rank_file_name(0)).string(), t);
+  const auto with_meta = [&](int version, bool packed) {
+    std::ofstream(dir / kMetaFileName) << "{\"format_version\": " << version << ", \"ranks\": 1, \"complete\": true"
+                                       << (packed ? ", \"packed\": {\"ranks_per_file\": 1}" : "") << "}";
+    return load_trace_dir(dir.string());
+  };
+  const std::string meta = (dir / kMetaFileName).string();
+  for (const int v : {1, 2, 3}) {
+    INFO("version " << v);
+    CHECK(with_meta(v, false).ok());  // a directory of rank files in every version
+  }
+  CHECK(with_meta(4, false).problems.at(0) == meta + ": format version 4, this mstep reads versions 1 to 3");
+  const TraceDir old_packed = with_meta(2, true);
+  CHECK(std::find(old_packed.problems.begin(), old_packed.problems.end(),
+                  meta + ": \"packed\" needs format version 3 or later and {\"ranks_per_file\": N} with N > 0") !=
+        old_packed.problems.end());
   fs::remove_all(dir);
 }

@@ -101,9 +101,9 @@ TEST_CASE("a Steps frame found whole once is trusted only with the same bytes", 
   const fs::path dir = fs::temp_directory_path() / "mstep-unit" / "event-reader-steps-memo";
   fs::remove_all(dir);
   fs::create_directories(dir);
-  // A world barrier at 6000 ranks: rank 0's Steps frame lists every member (kilobytes that
-  // compress to a few hundred bytes).
-  const auto traces = model::synthetic_trace(6000, model::Pattern::Ring, 6000 * 10, 1);
+  // A ring of 2 ranks, 10 000 records each in one Events frame: rank 0's Steps frame before it
+  // holds thousands of steps (tens of kilobytes).
+  const auto traces = model::synthetic_trace(2, model::Pattern::Ring, 2 * 10000, 1);
   const std::string file = (dir / "rank-00000.mst").string();
   write_rank_trace(file, traces[0]);
   std::uint64_t at = 0;

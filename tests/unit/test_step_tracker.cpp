@@ -392,8 +392,9 @@ TEST_CASE("Messages to itself and rooted collectives without a root", "[step_tra
 
 TEST_CASE("A collective of a large world: every member a partner, in rank order", "[step_tracker]") {
   // Rank 1000 of 3000 receives from 2999 down to 2900, then takes part in a Barrier of all 3000,
-  // then receives from 5, then MPI_Finalize. The first two steps have 64 partners or more: their sets are read from
-  // the membership bits in rank order instead of sorted; the last is sorted as before.
+  // then receives from 5, then MPI_Finalize. The first step has 64 partners or more: its set is
+  // read from the membership bits in rank order instead of sorted; the barrier's step names the
+  // world (communicator 0) instead of listing it; the others are sorted as before.
   std::vector<std::int32_t> world(3000);
   for (std::int32_t r = 0; r < 3000; ++r) world[static_cast<std::size_t>(r)] = r;
   StepTracker t(1000, 3000, 0);
@@ -409,8 +410,142 @@ TEST_CASE("A collective of a large world: every member a partner, in rank order"
   std::vector<std::int32_t> first{1000};
   for (std::int32_t r = 2900; r < 3000; ++r) first.push_back(r);
   CHECK(steps[0].partners == first);
-  CHECK(steps[1].partners == world);  // 1000 once
+  CHECK(steps[0].whole_comm == kNoWholeComm);
+  CHECK(steps[1].partners == std::vector<std::int32_t>{1000});
+  CHECK(steps[1].whole_comm == 0);
+  CHECK(steps[1].msgs_in == 2999);  // one from every member but itself
+  const std::vector<CommDef> comms{{0, false, MemberList::identity(3000)}};
+  CHECK(step_partners(steps[1], comms) == world);  // 1000 once
+  CHECK(step_partners(steps[0], comms) == first);
   CHECK(steps[2].partners == std::vector<std::int32_t>{5, 1000});
+  CHECK(steps[2].whole_comm == kNoWholeComm);
   CHECK(steps[3].partners == std::vector<std::int32_t>{1000});
+  check_steps(steps);
+}
+
+TEST_CASE("Large communicators are named, small ones and the shared id listed", "[step_tracker]") {
+  // Rank 7 of 200. Members 0..n-1 unless said otherwise; one collective each, then Finalize.
+  const auto members = [](std::int32_t from, std::int32_t n) {
+    std::vector<std::int32_t> m(static_cast<std::size_t>(n));
+    for (std::int32_t i = 0; i < n; ++i) m[static_cast<std::size_t>(i)] = from + i;
+    return m;
+  };
+  const auto one = [](const Event& e, std::span<const std::int32_t> m, bool inter = false) {
+    StepTracker t(7, 200, 0);
+    t.feed(ev(Op::Init, 0, 10), {});
+    t.feed(e, m, inter);
+    t.feed(ev(Op::Finalize, 40, 50), {});
+    t.finish(50);
+    return std::vector<StepRecord>(t.closed().begin(), t.closed().end());
+  };
+  Event allreduce = ev(Op::Allreduce, 20, 30, kNoPeer, 8, 8);
+  allreduce.comm = 3;
+  SECTION("63 members: listed, as before version 3") {
+    const auto m = members(0, 63);
+    const auto steps = one(allreduce, m);
+    REQUIRE(steps.size() == 2);
+    CHECK(steps[0].partners == m);
+    CHECK(steps[0].whole_comm == kNoWholeComm);
+    CHECK(steps[0].msgs_in == 62);
+  }
+  SECTION("64 members: named by the communicator's id; messages in 63 (all but itself)") {
+    const auto m = members(0, 64);
+    const auto steps = one(allreduce, m);
+    REQUIRE(steps.size() == 2);
+    CHECK(steps[0].partners == std::vector<std::int32_t>{7});
+    CHECK(steps[0].whole_comm == 3);
+    CHECK(steps[0].msgs_in == 63);
+    CHECK(step_partners(steps[0], std::vector<CommDef>{{3, false, m}}) == m);
+  }
+  SECTION("an intercommunicator's remote group of 64 (ranks 100-163): 64 messages in, itself added") {
+    const auto m = members(100, 64);
+    const auto steps = one(allreduce, m, true);
+    REQUIRE(steps.size() == 2);
+    CHECK(steps[0].whole_comm == 3);
+    CHECK(steps[0].msgs_in == 64);
+    std::vector<std::int32_t> all{7};
+    all.insert(all.end(), m.begin(), m.end());
+    CHECK(step_partners(steps[0], std::vector<CommDef>{{3, true, m}}) == all);
+  }
+  SECTION("the shared id 0xffff names several communicators: its members are listed") {
+    allreduce.comm = kSharedCommId;
+    const auto m = members(0, 100);
+    const auto steps = one(allreduce, m);
+    REQUIRE(steps.size() == 2);
+    CHECK(steps[0].partners == m);
+    CHECK(steps[0].whole_comm == kNoWholeComm);
+  }
+  SECTION("a root that gathers from 100 hears them all; a non-root of a Bcast hears only the root") {
+    Event gather = ev(Op::Gather, 20, 30, 7, 8, 800, kRoot);
+    gather.comm = 2;
+    const auto m = members(0, 100);
+    auto steps = one(gather, m);
+    CHECK(steps[0].whole_comm == 2);
+    CHECK(steps[0].msgs_in == 99);
+    Event bcast = ev(Op::Bcast, 20, 30, 0, 0, 8);
+    bcast.comm = 2;
+    steps = one(bcast, m);
+    CHECK(steps[0].partners == std::vector<std::int32_t>{0, 7});
+    CHECK(steps[0].whole_comm == kNoWholeComm);
+  }
+  SECTION("point-to-point partners and a named communicator in one step; the next names none") {
+    StepTracker t(7, 200, 0);
+    const auto m = members(50, 100);  // ranks 50-149, not including 7: an intercommunicator's
+    t.feed(ev(Op::Init, 0, 10), {});
+    t.feed(ev(Op::Recv, 12, 14, 199, 0, 8), {});
+    // The root of a Gather over an intercommunicator: it sends nothing, so the step of the Recv
+    // goes on, and it hears the whole remote group.
+    Event gather = ev(Op::Gather, 20, 30, 7, 0, 800, kRoot);
+    gather.comm = 5;
+    t.feed(gather, m, true);
+    t.feed(ev(Op::Recv, 32, 34, 3, 0, 8), {});
+    t.feed(ev(Op::Finalize, 40, 50), {});
+    t.finish(50);
+    const std::vector<StepRecord> steps(t.closed().begin(), t.closed().end());
+    REQUIRE(steps.size() == 3);
+    CHECK(steps[0].partners == std::vector<std::int32_t>{7, 199});
+    CHECK(steps[0].whole_comm == 5);
+    CHECK(steps[0].msgs_in == 101);  // the Recv and the 100 members
+    std::vector<std::int32_t> all{7};
+    all.insert(all.end(), m.begin(), m.end());
+    all.push_back(199);
+    CHECK(step_partners(steps[0], std::vector<CommDef>{{5, true, m}}) == all);
+    CHECK(steps[1].partners == std::vector<std::int32_t>{3, 7});
+    CHECK(steps[1].whole_comm == kNoWholeComm);
+    // Without the definition the step's own list is all there is.
+    CHECK(step_partners(steps[0], {}) == steps[0].partners);
+    check_steps(steps);
+  }
+}
+
+TEST_CASE("Partners found again across the switch from a list to membership bits", "[step_tracker]") {
+  // Rank 5000 of 6000 receives from 40, 39, ..., 21 (20 partners and itself: past the 16 a step
+  // looks up along its list) with each of 25..30 and 40 twice, then sends (closing the step), then
+  // receives from 3 twice and 40.
+  StepTracker t(5000, 6000, 0);
+  std::uint64_t now = 10;
+  t.feed(ev(Op::Init, 0, 10), {});
+  for (std::int32_t from = 40; from > 20; --from, now += 10) {
+    t.feed(ev(Op::Recv, now, now + 5, from, 0, 8), {});
+    if ((from >= 25 && from <= 30) || from == 40) t.feed(ev(Op::Recv, now + 5, now + 6, from, 0, 8), {});
+  }
+  t.feed(ev(Op::Recv, now, now + 5, 40, 0, 8), {});
+  t.feed(ev(Op::Send, now + 10, now + 15, 1, 8), {});
+  for (const std::int32_t from : {3, 3, 40}) {
+    now += 20;
+    t.feed(ev(Op::Recv, now, now + 5, from, 0, 8), {});
+  }
+  t.feed(ev(Op::Finalize, now + 20, now + 25), {});
+  t.finish(now + 25);
+  const std::vector<StepRecord> steps(t.closed().begin(), t.closed().end());
+  REQUIRE(steps.size() == 3);
+  std::vector<std::int32_t> first;
+  for (std::int32_t r = 21; r <= 40; ++r) first.push_back(r);
+  first.push_back(5000);
+  CHECK(steps[0].partners == first);
+  CHECK(steps[0].msgs_in == 20 + 7 + 1);  // every message counts, duplicates of a partner too
+  CHECK(steps[1].partners == std::vector<std::int32_t>{3, 40, 5000});
+  CHECK(steps[1].msgs_in == 3);
+  CHECK(steps[2].partners == std::vector<std::int32_t>{5000});
   check_steps(steps);
 }

@@ -43,7 +43,8 @@ nlohmann::json rank_json(const RankTrace& t, int rank, Symbolizer& sym) {
                      {"compute_s", static_cast<double>(s.compute) * spt},
                      {"mpi_s", static_cast<double>(s.mpi) * spt}, {"bytes_in", s.bytes_in},
                      {"bytes_out", s.bytes_out}, {"msgs_in", s.msgs_in}, {"msgs_out", s.msgs_out},
-                     {"partners", s.partners}});
+                     {"partners", step_partners(s, t.comms)},
+                     {"whole_comm", s.whole_comm == kNoWholeComm ? nlohmann::json(nullptr) : nlohmann::json(s.whole_comm)}});
   }
   nlohmann::json comms = nlohmann::json::array();
   for (const CommDef& c : t.comms) comms.push_back({{"id", c.id}, {"inter", c.inter}, {"world_ranks", c.world_ranks.vector()}});
@@ -70,10 +71,12 @@ void print_rank(const RankTrace& t, int rank, Symbolizer& sym) {
              rank, "step", "begin s", "end s", "compute s", "MPI s", "bytes in", "bytes out", "in",
              "out", "partners");
   for (const StepRecord& s : t.steps) {
-    fmt::print("{:>5} {:>14.9f} {:>14.9f} {:>12.9f} {:>12.9f} {:>10} {:>10} {:>5} {:>5}  {{{}}}\n",
+    // A step that heard all of a large communicator names it rather than listing its members.
+    fmt::print("{:>5} {:>14.9f} {:>14.9f} {:>12.9f} {:>12.9f} {:>10} {:>10} {:>5} {:>5}  {{{}}}{}\n",
                s.index, static_cast<double>(s.begin - t0) * spt, static_cast<double>(s.end - t0) * spt,
                static_cast<double>(s.compute) * spt, static_cast<double>(s.mpi) * spt, s.bytes_in,
-               s.bytes_out, s.msgs_in, s.msgs_out, fmt::join(s.partners, ","));
+               s.bytes_out, s.msgs_in, s.msgs_out, fmt::join(s.partners, ","),
+               s.whole_comm == kNoWholeComm ? std::string() : fmt::format(" + all of communicator {}", s.whole_comm));
   }
   fmt::print("\n# rank {} communicators\n", rank);
   for (const CommDef& c : t.comms)

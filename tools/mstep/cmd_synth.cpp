@@ -106,7 +106,7 @@ int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
   }
   if (o.pack) write_pack_index((dir / kPackIndexName).string(), packs);
   nlohmann::json meta = {
-      {"format_version", o.pack ? kPackedTraceVersion : kTraceVersion},
+      {"format_version", kTraceVersion},
       {"ranks", o.ranks},
       {"command", argv},
       {"mpi_library", "none (mstep synth)"},
