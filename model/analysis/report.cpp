@@ -164,7 +164,10 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
       row.mpi_s = timeline.duration(static_cast<int>(r), steps[s].mpi);
       row.bytes_in = steps[s].bytes_in;
       row.bytes_out = steps[s].bytes_out;
-      row.partners = ranks[r] ? step_partners(steps[s], ranks[r]->comms) : steps[s].partners;
+      row.partners = steps[s].partners;
+      if (steps[s].whole_comm != kNoWholeComm && ranks[r])
+        for (const CommDef& c : ranks[r]->comms)  // the last definition of the id, as the tracker had it
+          if (c.id == steps[s].whole_comm) row.partners_all_of = c.world_ranks;
       rep.steps.push_back(std::move(row));
     }
   }

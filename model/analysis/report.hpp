@@ -40,7 +40,12 @@ struct StepRow {
   double mpi_s = 0;
   std::uint64_t bytes_in = 0;
   std::uint64_t bytes_out = 0;
-  std::vector<std::int32_t> partners;  // Gamma(s, rank), world ranks
+  // Gamma(s, rank): these world ranks (sorted) and, where partners_all_of is not empty, every
+  // member of that communicator (world ranks in its rank order; -1 for a process outside
+  // MPI_COMM_WORLD): a communicator of kListedMembers or more that the step heard whole is named,
+  // as in the trace (StepRecord::whole_comm), not listed in every row.
+  std::vector<std::int32_t> partners;
+  MemberList partners_all_of;
 };
 
 // The order of the step table's "misses most": the larger |miss_s| first, ties by rank and step.

@@ -34,6 +34,7 @@ struct Entry {
   std::vector<std::uint32_t> groups;
   MemberList gamma;                 // the tracker's partner list (for the step table)
   MemberList gamma_members;         // and the members of the collective that closed the step, if it heard them all
+  bool gamma_named = false;         // those members are named as a communicator, not listed (StepRow::partners_all_of)
   std::uint32_t open_receives = 0;  // receives and collectives whose partners are not known yet
   std::uint32_t open_sends = 0;     // messages and collectives that may still name this step
   std::uint32_t refs = 0;           // steps and groups not yet predicted that named this step
@@ -147,7 +148,12 @@ class StepStream::Impl {
     const bool hears_all = feed_step_tracker(*rs.tracker, e, def);
     const std::uint32_t step = rs.tracker->current_index() - (coll ? 1 : 0) - 1;
     take_closed(r);
-    if (hears_all && step >= rs.base) entry(r, step).gamma_members = def->world_ranks;
+    if (hears_all && step >= rs.base) {
+      Entry& en = entry(r, step);
+      en.gamma_members = def->world_ranks;
+      // As the trace names them (StepRecord::whole_comm), and as the in-memory report's rows do.
+      en.gamma_named = def->world_ranks.size() >= kListedMembers && def->id != kSharedCommId;
+    }
     if (step < rs.base) return {};  // cannot happen in one thread's order
     entry(r, step);
     // Machine terms of this record go to its step.
@@ -463,13 +469,14 @@ class StepStream::Impl {
     row.bytes_in = own.bytes_in;
     row.bytes_out = own.bytes_out;
     // Keep the `keep_` largest misses (without MPM: the first ones) in a heap whose front is the
-    // kept row that misses least. The partner list is copied only into a row that is kept (a
-    // world collective's lists every rank).
+    // kept row that misses least. The partner list is copied only into a row that is kept; a
+    // large communicator heard whole is named by its shared member list, not copied.
     const auto smaller = [](const StepRow& a, const StepRow& b) { return misses_more(a, b); };
     const bool keep = rows_.size() < keep_ || (mpm && misses_more(row, rows_.front()));
     if (keep) {
-      if (own.gamma_members.empty()) {
+      if (own.gamma_members.empty() || own.gamma_named) {
         row.partners = own.gamma.vector();
+        if (own.gamma_named) row.partners_all_of = own.gamma_members;
       } else {  // sorted union, as the tracker's own list would be with every member in it
         std::vector<std::int32_t> members(own.gamma_members.begin(), own.gamma_members.end());
         std::erase_if(members, [](std::int32_t m) { return m < 0; });
@@ -480,6 +487,7 @@ class StepStream::Impl {
     }
     own.gamma = {};
     own.gamma_members = {};
+    own.gamma_named = false;
     if (!keep) return;
     if (!mpm) {
       rows_.push_back(std::move(row));

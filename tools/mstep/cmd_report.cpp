@@ -28,6 +28,19 @@ using model::WaitSite;
 
 namespace {
 
+// A step row's communicator heard whole: null, or its size and members (null when they are the
+// world ranks 0..size-1, as MPI_COMM_WORLD's: a million-rank world is not listed in every row).
+nlohmann::json partners_all_of_json(const MemberList& m) {
+  if (m.empty()) return nullptr;
+  nlohmann::json members = nullptr;
+  if (!m.is_identity()) {
+    members = nlohmann::json::array();
+    for (const std::int32_t r : m)
+      if (r >= 0) members.push_back(r);
+  }
+  return {{"size", m.size()}, {"identity", m.is_identity()}, {"members", members}};
+}
+
 nlohmann::json to_json(const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file) {
   nlohmann::json j;
   j["trace"] = rep.trace;
@@ -69,7 +82,8 @@ nlohmann::json to_json(const Report& rep, const std::vector<Hotspot>& hot, const
                      {"step_error_pct", number_or_null(s.step_error_pct)}, {"actual_end_s", s.actual_end_s},
                      {"mpm_end_s", number_or_null(s.mpm_end_s)}, {"error_pct", number_or_null(s.error_pct)},
                      {"compute_s", s.compute_s}, {"mpi_s", s.mpi_s}, {"bytes_in", s.bytes_in},
-                     {"bytes_out", s.bytes_out}, {"partners", s.partners}});
+                     {"bytes_out", s.bytes_out}, {"partners", s.partners},
+                     {"partners_all_of", partners_all_of_json(s.partners_all_of)}});
   }
   j["steps"] = steps;
   j["collective_algorithms"] = rep.collective_algorithms;
