@@ -21,9 +21,25 @@ struct OpTotals {
   double seconds = 0;
 };
 
+struct OpRow {
+  Op op{};
+  OpTotals totals;
+};
+
+// The functions with records, in op order. A table of every function per rank (kOpCount of them,
+// 32 bytes each) was 5 KB a rank: gigabytes at a million ranks for a few functions each.
+std::vector<OpRow> op_rows(const std::array<OpTotals, kOpCount>& ops) {
+  std::vector<OpRow> rows;
+  for (int i = 0; i < kOpCount; ++i) {
+    const OpTotals& o = ops[static_cast<std::size_t>(i)];
+    if (o.calls || o.send_bytes || o.recv_bytes) rows.push_back({static_cast<Op>(i), o});
+  }
+  return rows;
+}
+
 struct RankStats {
   int rank = 0;
-  std::array<OpTotals, kOpCount> ops{};
+  std::vector<OpRow> ops;
   std::uint64_t events = 0;
   std::uint64_t steps = 0;
   std::uint64_t trace_bytes = 0;
@@ -44,11 +60,12 @@ RankStats count(TraceDir& d, int rank) {
   RankEventReader reader(t.path);
   std::vector<Event> chunk;
   std::optional<Event> last;
+  std::array<OpTotals, kOpCount> ops{};
   while (reader.read(chunk)) {
     s.events += chunk.size();
     if (!chunk.empty()) last = chunk.back();
     for (const Event& e : chunk) {
-      OpTotals& o = s.ops[static_cast<std::size_t>(e.op)];
+      OpTotals& o = ops[static_cast<std::size_t>(e.op)];
       o.send_bytes += e.send_bytes;
       o.recv_bytes += e.recv_bytes;
       if (e.continuation()) continue;  // same call as the record before
@@ -60,6 +77,7 @@ RankStats count(TraceDir& d, int rank) {
     }
     chunk.clear();
   }
+  s.ops = op_rows(ops);
   s.steps = reader.steps();
   TraceEnd end = t.end;
   if (damage_is_new(d, static_cast<std::size_t>(rank)) && reader.end() == TraceEnd::Corrupt) {
@@ -84,10 +102,9 @@ nlohmann::json to_json(const TraceDir& d, const std::vector<RankStats>& ranks) {
     bytes += r.trace_bytes;
     nlohmann::json calls = nlohmann::json::object(), sent = nlohmann::json::object(),
                    received = nlohmann::json::object(), seconds = nlohmann::json::object();
-    for (int i = 0; i < kOpCount; ++i) {
-      const OpTotals& o = r.ops[static_cast<std::size_t>(i)];
-      if (o.calls == 0 || static_cast<Op>(i) == Op::ToolFlush) continue;
-      const std::string name = mpi_name(static_cast<Op>(i));
+    for (const auto& [op, o] : r.ops) {
+      if (o.calls == 0 || op == Op::ToolFlush) continue;
+      const std::string name = mpi_name(op);
       calls[name] = o.calls;
       sent[name] = o.send_bytes;
       received[name] = o.recv_bytes;
@@ -140,23 +157,21 @@ void print_text(const TraceDir& d, const std::vector<RankStats>& ranks) {
   // Aggregate first (what users read), then each rank.
   std::array<OpTotals, kOpCount> all{};
   for (const auto& r : ranks)
-    for (int i = 0; i < kOpCount; ++i) {
-      const auto& o = r.ops[static_cast<std::size_t>(i)];
-      auto& a = all[static_cast<std::size_t>(i)];
+    for (const auto& [op, o] : r.ops) {
+      auto& a = all[static_cast<std::size_t>(op)];
       a.calls += o.calls, a.send_bytes += o.send_bytes, a.recv_bytes += o.recv_bytes, a.seconds += o.seconds;
     }
-  auto table = [](const std::string& title, const std::array<OpTotals, kOpCount>& ops) {
+  auto table = [](const std::string& title, const std::vector<OpRow>& ops) {
     // 30: the longest name, MPI_Dist_graph_create_adjacent.
     fmt::print("\n{}\n{:<30} {:>10} {:>14} {:>14} {:>12}\n", title, "function", "calls",
                "bytes sent", "bytes recv", "time s");
-    for (int i = 0; i < kOpCount; ++i) {
-      const auto& o = ops[static_cast<std::size_t>(i)];
-      if (o.calls == 0 || static_cast<Op>(i) == Op::ToolFlush) continue;
-      fmt::print("{:<30} {:>10} {:>14} {:>14} {:>12.6f}\n", mpi_name(static_cast<Op>(i)), o.calls,
-                 o.send_bytes, o.recv_bytes, o.seconds);
+    for (const auto& [op, o] : ops) {
+      if (o.calls == 0 || op == Op::ToolFlush) continue;
+      fmt::print("{:<30} {:>10} {:>14} {:>14} {:>12.6f}\n", mpi_name(op), o.calls, o.send_bytes, o.recv_bytes,
+                 o.seconds);
     }
   };
-  table("All ranks", all);
+  table("All ranks", op_rows(all));
   for (const auto& r : ranks) table(fmt::format("Rank {}", r.rank), r.ops);
 }
 
