@@ -10,8 +10,10 @@
 // project's build: it compiles all of model/ and format/ again with the sanitizers.
 //
 // Input: byte 0 picks the number of ranks (modulo 3), the rendezvous model (its quotient by 3,
-// modulo 3) and a packed directory or a file per rank (its quotient by 9, modulo 2); then 8 bytes a
-// record:
+// modulo 3), a packed directory or a file per rank (its quotient by 9, modulo 2) and, for a file per
+// rank, a world of 64 of which only those ranks left a trace (its quotient by 18, modulo 2: the
+// world's collectives then name MPI_COMM_WORLD in their steps, trace format 3, and 60-62 ranks are
+// missing); then 8 bytes a record:
 //   0 rank   1 operation   2 peer (any source, none, or a rank)   3 tag (bits 0-1) and flags (3-7)
 //   4 size   5 request id (bits 0-2) and mode flags (6-7)  6 computation before the call
 //   7 time in the call
@@ -66,17 +68,18 @@ Event record(Op op, std::uint64_t enter, std::uint64_t exit) {
 }
 
 // The run the bytes describe, one RankTrace a rank.
-std::vector<RankTrace> run_of(const std::uint8_t* data, std::size_t size) {
+// `world_size`: n, or more (ranks n.. of the world left no trace).
+std::vector<RankTrace> run_of(const std::uint8_t* data, std::size_t size, int world_size) {
   const int n = 2 + data[0] % 3;
   const auto un = static_cast<std::size_t>(n);
   std::vector<RankTrace> ranks(un);
   std::vector<std::uint64_t> now(un, 1'000'000);
-  const MemberList world = MemberList::identity(un);
+  const MemberList world = MemberList::identity(static_cast<std::size_t>(world_size));
   for (int r = 0; r < n; ++r) {
     RankTrace& t = ranks[static_cast<std::size_t>(r)];
     t.path = "fuzz";
     t.header.rank = r;
-    t.header.world_size = n;
+    t.header.world_size = world_size;
     t.header.clock_kind = 1;
     t.header.ticks_per_second = 1e9;
     t.comms.push_back(CommDef{0, false, world});
@@ -128,7 +131,7 @@ std::vector<RankTrace> run_of(const std::uint8_t* data, std::size_t size) {
 
 // `packed`: every rank's stream in one pack file with an index (share/trace-format.md), as
 // `mstep synth --pack` writes them; else a file per rank.
-void write_trace(const fs::path& dir, const std::vector<RankTrace>& ranks, bool packed) {
+void write_trace(const fs::path& dir, const std::vector<RankTrace>& ranks, bool packed, int world_size) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::vector<PackEntry> packs;
@@ -141,7 +144,7 @@ void write_trace(const fs::path& dir, const std::vector<RankTrace>& ranks, bool 
   }
   if (packed) write_pack_index((dir / kPackIndexName).string(), packs);
   std::ofstream(dir / kMetaFileName) << R"({"format_version": )" << kTraceVersion
-                                     << (packed ? R"(, "packed": {"ranks_per_file": 4})" : "") << R"(, "ranks": )" << ranks.size()
+                                     << (packed ? R"(, "packed": {"ranks_per_file": 4})" : "") << R"(, "ranks": )" << world_size
                                      << R"(, "command": ["fuzz"], "mpi_library": "none", "hosts": ["fuzz"],)"
                                      << R"( "clock": "monotonic", "ticks_per_second": 1e9, "stack_depth": 1,)"
                                      << R"( "complete": true, "write_failed_ranks": 0})" << "\n";
@@ -155,7 +158,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const fs::path dir = fs::path(fs::exists("/dev/shm") ? "/dev/shm" : "/tmp") /
                               ("mstep-fuzz-model-" + std::to_string(::getpid()));
   try {
-    write_trace(dir, run_of(data, size), (data[0] / 9) % 2 == 1);
+    const bool packed = (data[0] / 9) % 2 == 1;
+    const int world_size = !packed && (data[0] / 18) % 2 == 1 ? 64 : 2 + data[0] % 3;
+    write_trace(dir, run_of(data, size, world_size), packed, world_size);
   } catch (const std::exception&) {
     return 0;  // the writer refused the records: nothing to analyse
   }
