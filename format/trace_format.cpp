@@ -63,11 +63,16 @@ std::string rank_file_name(int rank) {
   return name;
 }
 
-std::vector<std::int32_t> step_partners(const StepRecord& s, std::span<const CommDef> comms) {
-  if (s.whole_comm == kNoWholeComm) return s.partners;
+const CommDef* find_comm(std::span<const CommDef> comms, std::int64_t id) {
   const CommDef* def = nullptr;
   for (const CommDef& c : comms)
-    if (c.id == s.whole_comm) def = &c;
+    if (c.id == id) def = &c;
+  return def;
+}
+
+std::vector<std::int32_t> step_partners(const StepRecord& s, std::span<const CommDef> comms) {
+  if (s.whole_comm == kNoWholeComm) return s.partners;
+  const CommDef* def = find_comm(comms, s.whole_comm);
   if (!def) return s.partners;
   std::vector<std::int32_t> members;
   members.reserve(def->world_ranks.size());

@@ -148,6 +148,10 @@ struct CommDef {
   friend bool operator==(const CommDef&, const CommDef&) = default;
 };
 
+// The rank's definition of local communicator `id`: its last, as every reader takes it (RankComms);
+// null when it has none.
+const CommDef* find_comm(std::span<const CommDef> comms, std::int64_t id);
+
 // Gamma(s,i) of a step as one sorted list of world ranks: its partners and, where it names one, the
 // members of its whole communicator (the rank's last definition of that id; processes outside
 // MPI_COMM_WORLD left out). O(members): for a table of steps, not for an analysis of every step.

@@ -166,8 +166,7 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
       row.bytes_out = steps[s].bytes_out;
       row.partners = steps[s].partners;
       if (steps[s].whole_comm != kNoWholeComm && ranks[r])
-        for (const CommDef& c : ranks[r]->comms)  // the last definition of the id, as the tracker had it
-          if (c.id == steps[s].whole_comm) row.partners_all_of = c.world_ranks;
+        if (const CommDef* c = find_comm(ranks[r]->comms, steps[s].whole_comm)) row.partners_all_of = c->world_ranks;
       rep.steps.push_back(std::move(row));
     }
   }

@@ -44,9 +44,7 @@ std::vector<Instance> instances_of(std::span<const RankTrace* const> ranks,
       const RankTrace& t = *ranks[static_cast<std::size_t>(c.rank)];
       instance_at[static_cast<std::size_t>(c.rank)][c.event] = static_cast<std::uint32_t>(k);
       const Event& e = t.events[c.event];
-      const CommDef* def = nullptr;
-      for (const CommDef& d : t.comms)
-        if (d.id == e.comm) def = &d;
+      const CommDef* def = find_comm(t.comms, e.comm);
       const std::int64_t me = def && !def->inter ? def->world_ranks.rank_of(c.rank) : -1;
       if (me < 0) {
         bad = true;
