@@ -1,6 +1,7 @@
 // Which algorithm a collective runs: MPICH 4.0.2's selection, or libmstep's substitute that
 // meta.json says ran; its rounds, sizes and name (model/replay/replay_collectives.hpp). The
 // members' programs are in replay_collectives.cpp.
+#include <array>
 #include <map>
 #include <mutex>
 #include <string_view>
@@ -53,7 +54,7 @@ class BcastPlans {
     if (!substitute_broadcast_needs_network(algo_, n, delayed_)) {
       // No network to build: the same answer for every such communicator.
       std::lock_guard lock(mutex_);
-      auto& p = simple_[n > kEssspMaxRanks];
+      auto& p = simple_[n > kEssspMaxRanks ? 1 : 0];
       if (!p) p = std::make_unique<SubstituteBroadcast>(plan_substitute_broadcast(algo_, BroadcastNetwork{}, n, root, m, delayed_));
       return *p;
     }
@@ -74,7 +75,7 @@ class BcastPlans {
   bool delayed_;
   std::mutex mutex_;
   std::map<Key, std::unique_ptr<SubstituteBroadcast>> plans_;
-  std::map<bool, std::unique_ptr<SubstituteBroadcast>> simple_;  // by n > kEssspMaxRanks
+  std::array<std::unique_ptr<SubstituteBroadcast>, 2> simple_;  // [n > kEssspMaxRanks]
 };
 
 namespace {
