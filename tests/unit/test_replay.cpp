@@ -149,6 +149,57 @@ TEST_CASE("Isend / Irecv / Wait", "[replay]") {
   }
 }
 
+TEST_CASE("a Wait whose message arrived while its rank computed still pays T3", "[replay]") {
+  // MPICH progresses only inside MPI calls, so the receive overhead is paid in the Wait even when
+  // the data arrived long before it (measured: tests/bench/sendrecv_early.c, on both transports).
+  // Rank 0: Isend 100 B (request 1) at 3 and (request 2) at 4, Waitall at 6, Finalize at 8.
+  // Rank 1: Irecv (request 1) at 1, and (request 2) at 1.5, computes 20, Wait(all), computes 1,
+  // Finalize.
+  // Replayed, the first Isend starts at 3 and returns at 3 + T1 = 5; the second starts 0.5 later
+  // at 5.5. Data: at 3 + T1 + T2 = 3 + 2 + 5.1 = 10.1 and at 5.5 + 7.1 = 12.6.
+  Event s1 = send(Op::Isend, 3, 3.5, 1, 100, 1), s2 = send(Op::Isend, 4, 4.5, 1, 100, 2);
+  Event w1 = ev(Op::Waitall, 6, 7), w2 = ev(Op::Waitall, 6, 7);
+  w1.request = 1;
+  w2.request = 2;
+  w2.flags |= kContinuation;
+  const RankTrace sender = make_rank(0, 2, {ev(Op::Init, 0, 1), s1, s2, w1, w2, ev(Op::Finalize, 8, 9)});
+  SECTION("one Wait: T3 from its entry") {
+    Event w = recv(Op::Wait, 21.7, 22, 0, 100, 1);
+    w1.flags = 0;
+    const RankTrace one = make_rank(0, 2, {ev(Op::Init, 0, 1), s1, w1, ev(Op::Finalize, 8, 9)});
+    const Run run({one, make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), w, ev(Op::Finalize, 23, 24)})});
+    REQUIRE(run.matching.messages.size() == 1);
+    const ReplayResult r = run.loggps(machine());
+    // Irecv at 1 costs nothing; the Wait at 1 + 20.5 = 21.5 returns at 21.5 + T3 = 23.5
+    // (before this rule: at 21.5); Finalize 1 later at 24.5, that is 23.5 after the first Init.
+    CHECK(r.finish_s[1] == Approx(23.5 * us));
+    CHECK(r.receiver_wait_s[0] == 0);
+  }
+  SECTION("a Waitall of two: one T3 after the other") {
+    Event a = recv(Op::Waitall, 21.7, 22, 0, 100, 1), b = recv(Op::Waitall, 21.7, 22, 0, 100, 2);
+    b.flags |= kContinuation;
+    const Run run({sender, make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), irecv(1.5, 1.7, 0, 2), a, b,
+                                            ev(Op::Finalize, 23, 24)})});
+    REQUIRE(run.matching.messages.size() == 2);
+    const ReplayResult r = run.loggps(machine());
+    // Irecvs at 1 and 1.3 (the 0.3 between them); the Waitall at 1.3 + 20 = 21.3 pays
+    // 2 T3 = 4: returns at 25.3, Finalize at 26.3, 25.3 after the first Init.
+    CHECK(r.finish_s[1] == Approx(25.3 * us));
+  }
+  SECTION("a Waitall whose messages arrive during it: each T3 as its message arrives") {
+    // Rank 1 computes only 2 before its Waitall: entered at 1.3 + 2 = 3.3, before both messages.
+    // Its requests listed last one first: the one arriving at 12.6 is received by 14.6, the one
+    // at 10.1 by 12.1, each T3 when its data is there (not one after the other in list order,
+    // which would give 16.6); Finalize at 15.6, 14.6 after the first Init.
+    Event a = recv(Op::Waitall, 3.7, 22, 0, 100, 1), b = recv(Op::Waitall, 3.7, 22, 0, 100, 2);
+    a.flags |= kContinuation;
+    const Run run({sender, make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), irecv(1.5, 1.7, 0, 2), b, a,
+                                            ev(Op::Finalize, 23, 24)})});
+    const ReplayResult r = run.loggps(machine());
+    CHECK(r.finish_s[1] == Approx(14.6 * us));
+  }
+}
+
 TEST_CASE("a delivered rendezvous waits for its receiver to be back inside MPI", "[replay][progress]") {
   // Rank 0: Isend of 20000 B (request 1) at 3, computes 10, Wait, computes 1, Finalize.
   // Rank 1: Irecv at 1, computes 29 (outside MPI), Wait at 30, computes 1, Finalize.
