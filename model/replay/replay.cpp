@@ -183,9 +183,6 @@ class Engine {
         w.view_step = in.window;
       }
     }
-    // Read whole: what is left in a channel was never received (or never sent).
-    if (std::none_of(windows_.begin(), windows_.end(), [](const RankWindow& w) { return w.more(); }))
-      linker_.unlink_unmatched(windows_);
     for (std::size_t r = 0; r < P; ++r) {
       if (!run.ranks[r].present) continue;
       RankState& s = states_[r];

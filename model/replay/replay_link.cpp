@@ -354,25 +354,6 @@ void Linker::give_up_oldest(std::uint32_t r, RankWindow& w) {
   impl_->drain(r, w);
 }
 
-void Linker::unlink_unmatched(std::vector<RankWindow>& windows) {
-  auto unlink = [&](std::int32_t rank, std::uint32_t event) {
-    if (rank < 0 || event == kNone) return;
-    RankWindow& w = windows[static_cast<std::size_t>(rank)];
-    if (event >= w.base && event < w.end()) w.link[event - w.base] = kNone;
-  };
-  impl_->channels.for_each([&](const ChannelKey&, Fifo& fifo) {
-    fifo.each([&](std::uint32_t id) {
-      const LiveMsg& m = msgs_[id];
-      unlink(m.src, m.send_event);
-      unlink(m.src, m.send_done);
-      unlink(m.dst, m.post_event);
-      unlink(m.dst, m.recv_event);
-      free_msg(id);
-    });
-  });
-  impl_->channels.clear();
-}
-
 bool Linker::release_ref(std::uint32_t id) { return --msgs_[id].refs == 0; }
 
 void Linker::free_msg(std::uint32_t id) { impl_->free_msgs.push_back(id); }

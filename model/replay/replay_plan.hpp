@@ -180,8 +180,6 @@ class Linker {
   // Stops waiting for rank r's oldest Irecv not known to be complete: it has no message (the
   // replay calls this when the window has grown too far past it, see replay.cpp).
   void give_up_oldest(std::uint32_t r, RankWindow& w);
-  // All ranks read whole: messages left without a partner are unmatched, their records unlinked.
-  void unlink_unmatched(std::vector<RankWindow>& windows);
 
   LiveMsg& msg(std::uint32_t id) { return msgs_[id]; }
   // One of the message's records is replayed; returns true when it was its last.

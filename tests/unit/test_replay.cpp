@@ -200,6 +200,41 @@ TEST_CASE("a Wait whose message arrived while its rank computed still pays T3", 
   }
 }
 
+TEST_CASE("a message nobody receives: its eager send costs T1, however the trace is read", "[replay]") {
+  // Rank 0 sends two 100 B messages (Isend at 3 and 4, a Waitall of both at 6); rank 1 receives
+  // only the first (Irecv at 1, Wait at 21.7). An eager send needs nothing of its receiver, so the
+  // second costs T1 = 2 whether the replay read the whole trace first (and so knew it unmatched)
+  // or a few records at a time (the fixture checks both): the Isends return at 5 and 7.5, the
+  // Waitall, entered at 7.5 + 1.5 = 9, returns at once; Finalize 1 later, 9 after the first Init.
+  Event s1 = send(Op::Isend, 3, 3.5, 1, 100, 1), s2 = send(Op::Isend, 4, 4.5, 1, 100, 2);
+  Event w1 = ev(Op::Waitall, 6, 7), w2 = ev(Op::Waitall, 6, 7);
+  w1.request = 1;
+  w2.request = 2;
+  w2.flags |= kContinuation;
+  const Run run({make_rank(0, 2, {ev(Op::Init, 0, 1), s1, s2, w1, w2, ev(Op::Finalize, 8, 9)}),
+                 make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), recv(Op::Wait, 21.7, 22, 0, 100, 1),
+                                  ev(Op::Finalize, 23, 24)})});
+  const ReplayResult r = run.loggps(machine());
+  CHECK(r.finish_s[0] == Approx(9 * us));
+  CHECK(r.finish_s[1] == Approx(23.5 * us));  // the Wait of the first pays T3 from 21.5
+  CHECK(r.recorded_calls == 0);
+  CHECK(r.model_deadlocks == 0);
+}
+
+TEST_CASE("a receive nobody sends to keeps its recorded time, however the trace is read", "[replay]") {
+  // Rank 1's second Recv (tag 1) has no sender: it keeps its recorded 4 us. Rank 0 sends one
+  // message at 3 (returns at 5); rank 1 receives it at 1 (data at 10.1, returns at 12.1),
+  // computes 1, the unmatched Recv from 13.1 to 17.1, Finalize 1 later, 17.1 after the first Init.
+  Event lost = recv(Op::Recv, 13, 17, 0, 100);
+  lost.tag = 1;
+  const Run run({make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Send, 3, 3.5, 1, 100), ev(Op::Finalize, 8, 9)}),
+                 make_rank(1, 2, {ev(Op::Init, 0, 1), recv(Op::Recv, 1, 12, 0, 100), lost, ev(Op::Finalize, 18, 19)})});
+  const ReplayResult r = run.loggps(machine());
+  CHECK(r.finish_s[1] == Approx(17.1 * us));
+  CHECK(r.recorded_calls == 1);
+  CHECK(r.model_deadlocks == 0);
+}
+
 TEST_CASE("a delivered rendezvous waits for its receiver to be back inside MPI", "[replay][progress]") {
   // Rank 0: Isend of 20000 B (request 1) at 3, computes 10, Wait, computes 1, Finalize.
   // Rank 1: Irecv at 1, computes 29 (outside MPI), Wait at 30, computes 1, Finalize.
