@@ -82,7 +82,7 @@ struct RankState {
   double entry = 0;                      // entry of the current call
   Op call_op = Op::Init;                 // its operation (for the observer)
   double end = 0;                        // completion of the current call so far
-  double receiving = 0;                  // receive overheads the current call has paid so far
+  double busy = 0;                       // CPU time the current call has spent from its entry on overheads
   double pending = 0;                    // computation seen between records of one call
   double last_ts = -1e300;               // start of the rank's last send (for g)
   double spt = 1e-9;
@@ -513,7 +513,7 @@ class Engine {
     for (std::uint32_t p = s.first; p < s.last; ++p) publish(s, s.rec(p), s.link(p), s.at(p));
     s.cursor = s.first;
     s.end = s.entry;
-    s.receiving = 0;
+    s.busy = 0;
     s.mode = Mode::InCall;
     return true;
   }
@@ -615,6 +615,8 @@ class Engine {
     const std::uint64_t k = blocking ? e.send_bytes : g.bytes;
     if (!synchronous(g, k)) {
       done = blocking ? g.ts + cost_.send_cpu(k) + cold_send(g) : s.entry;
+      // A Sendrecv's (or neighbour collective's) receives come after its sends on the one CPU.
+      if (event_role(e) == Role::SendRecv) s.busy = std::max(s.busy, done - s.entry);
       return true;
     }
     if (g.tr == kUnknown) {
@@ -655,10 +657,10 @@ class Engine {
         (sync ? cost_.rndv_arrival(k, g.ts, answer) + delay : cost_.eager_arrival(k, g.ts) + cold_send(g)) + fresh(g, k);
     // T3 is the CPU's, inside this call: MPICH progresses only in MPI calls, so a Wait whose message
     // arrived while the rank computed still pays the receive (measured: tests/bench/sendrecv_early.c),
-    // and one call's receives pay one after another.
+    // and one call's overheads are paid one after another (a Sendrecv's receive after its send).
     const double t3 = cost_.recv_cpu(k) + cold_recv(g);
-    s.receiving += t3;
-    done = std::max(tc + s.receiving, std::max(tr, data) + t3);
+    s.busy += t3;
+    done = std::max(tc + s.busy, std::max(tr, data) + t3);
     g.receiver_wait = static_cast<float>(std::max(0.0, (sync ? cost_.rts_arrival(g.ts) : data) - tc));
     return true;
   }
