@@ -185,6 +185,31 @@ TEST_CASE("validate: a failing case is named, the others still run, exit 1", "[v
   CHECK(j.at("goals").at(0).at("verdict") == "not met");
 }
 
+TEST_CASE("validate: a run still going after --timeout is ended, launcher and ranks, run once more, then named", "[validate]") {
+  // /bin/sleep under the launcher stands for a job hung in MPI_Finalize (seen over UCX's TCP).
+  const fs::path dir = test_dir();
+  const std::string sleeper =
+      R"({"name": "sleeper", "program": "/bin/sleep", "sizes": [{"label": "x", "args": ["7919"], "ranks": [2]}]})";
+  const fs::path suite = write(dir / "suite.json", suite_of(sleeper + "," + kRingCase));
+  const fs::path params = write(dir / "params.json", kParams);
+  const fs::path out = dir / "out";
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = validate(dir, {"--suite", suite.string(), "--quick", "--transport", "shm", "--params", params.string(),
+                                  "-o", out.string(), "--timeout", "1"});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  INFO(r.err);
+  CHECK(r.code == 1);
+  CHECK(r.err.find("mstep: validate: sleeper x at 2 ranks: repetition 1 was still running after 1 s: ended, and run again\n") !=
+        std::string::npos);
+  CHECK(r.err.find("mstep: validate: sleeper x at 2 ranks failed: '" + kMpiexec + " -n 2 /bin/sleep 7919' was still running "
+                   "after 1 s, twice (log ") != std::string::npos);
+  CHECK(r.err.find("mstep: validate: ring tiny at 2 ranks: repetition 1/1: ") != std::string::npos);  // the next case runs
+  CHECK(took < 60);
+  // Nothing of the job is left: the launcher's group was ended whole.
+  const Result ps = run({"pgrep", "-f", "sleep 7919"}, {}, dir, 10);
+  CHECK(ps.out.empty());
+}
+
 TEST_CASE("validate --transport both: the runs over TCP and the cross table, each case predicted for the other transport",
           "[validate]") {
   const fs::path dir = test_dir();

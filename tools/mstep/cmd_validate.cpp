@@ -46,6 +46,7 @@ struct ValidateOptions {
   std::string transport = "both";  // shm, tcp or both
   bool force = false, no_s_moved = false;
   int repeat = 3;
+  double timeout_s = 300;  // a recording still running after this is ended and run again once
   RunFilter filter;  // --only, --ranks, --quick
 };
 
@@ -193,8 +194,19 @@ ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Plan
     command.insert(command.end(), p.size->args.begin(), p.size->args.end());
     std::vector<std::string> argv{self_exe().string(), "record", "-f", "-o", rep.trace, "--"};
     argv.insert(argv.end(), command.begin(), command.end());
-    const int code = run_logged(argv, x.env, log);
+    bool timed_out = false;
+    int code = run_logged(argv, x.env, log, o.timeout_s, &timed_out);
+    if (timed_out && !interrupted()) {
+      // Most often a job whose ranks had finished and one of them hung in MPI_Finalize (UCX's TCP
+      // transport): once more, in a new trace.
+      std::fprintf(stderr, "mstep: validate: %s: repetition %d was still running after %g s: ended, and run again\n",
+                   what.c_str(), i, o.timeout_s);
+      code = run_logged(argv, x.env, log, o.timeout_s, &timed_out);
+    }
     if (interrupted()) fail(130, "validate: interrupted");
+    if (timed_out)
+      return failed(fmt::format("'{}' was still running after {} s, twice (log {})", command_line(command),
+                                o.timeout_s, log.string()));
     if (code != 0)
       return failed(fmt::format("'{}' exited with code {} (log {})", command_line(command), code, log.string()));
     try {
@@ -509,6 +521,10 @@ void add_validate(CLI::App& app) {
   cmd->add_flag("--quick", o->filter.quick,
                 "One repetition, quick calibration, the quick size of each case at 2 ranks");
   cmd->add_flag("--no-s-moved", o->no_s_moved, "Skip the experiment with S moved");
+  cmd->add_option("--timeout", o->timeout_s,
+                  "Seconds a recording may run; one still running then is ended and run once more (0: no limit; "
+                  "default 300)")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--params", o->params, "Parameter file to use instead of calibrating");
   cmd->add_option("--s-moved-params", o->s_moved_params,
                   "Parameter file for the S-moved experiment instead of recalibrating under its environment");

@@ -1,6 +1,8 @@
 #include "tools/mstep/validate_suite.hpp"
 
 #include <cctype>
+#include <chrono>
+#include <thread>
 #include <algorithm>
 #include <cerrno>
 #include <climits>
@@ -279,7 +281,8 @@ fs::path program_path(const std::string& program) {
 }
 
 int run_logged(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-               const fs::path& log) {
+               const fs::path& log, double timeout_s, bool* timed_out) {
+  if (timed_out) *timed_out = false;
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -288,6 +291,7 @@ int run_logged(const std::vector<std::string>& argv, const std::map<std::string,
   const pid_t child = ::fork();
   if (child < 0) return 127;
   if (child == 0) {
+    ::setpgid(0, 0);  // its own group: a hung job is ended whole, launcher and ranks
     const int in = ::open("/dev/null", O_RDONLY);
     const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (in < 0 || out < 0) ::_exit(127);
@@ -299,15 +303,35 @@ int run_logged(const std::vector<std::string>& argv, const std::map<std::string,
     std::fprintf(stderr, "mstep: cannot run '%s': %s\n", args[0], std::strerror(errno));
     ::_exit(127);
   }
-  // The launcher gets the terminal's Ctrl-C itself and ends its ranks; validate notes it and stops
-  // after this step.
+  ::setpgid(child, child);  // also here, so that no signal can reach the group before it exists
+  // Ctrl-C reaches only this process now that the job has a group of its own: validate notes it,
+  // passes it on, and stops after this step.
   struct sigaction act {}, old_int {}, old_term {};
   act.sa_handler = on_interrupt;
   ::sigemptyset(&act.sa_mask);
   ::sigaction(SIGINT, &act, &old_int);
   ::sigaction(SIGTERM, &act, &old_term);
+  const auto start = std::chrono::steady_clock::now();
+  auto term_sent = start;
+  bool passed_on = false, terminating = false;
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    const pid_t done = ::waitpid(child, &status, WNOHANG);
+    if (done == child || (done < 0 && errno != EINTR)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const auto now = std::chrono::steady_clock::now();
+    if (g_interrupted && !passed_on) {
+      ::kill(-child, SIGINT);
+      passed_on = true;
+    }
+    if (!terminating && timeout_s > 0 && now - start > std::chrono::duration<double>(timeout_s)) {
+      if (timed_out) *timed_out = true;
+      ::kill(-child, SIGTERM);
+      terminating = true;
+      term_sent = now;
+    } else if (terminating && now - term_sent > std::chrono::seconds(5)) {
+      ::kill(-child, SIGKILL);
+    }
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);

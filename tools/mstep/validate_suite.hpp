@@ -78,10 +78,13 @@ std::string default_suite();
 std::filesystem::path program_path(const std::string& program);
 
 // Runs `argv` with `env` added to the environment, stdin from /dev/null and stdout and stderr
-// appended to `log`. Returns the exit code (128 + signal when killed, 127 when it cannot start).
-// While it runs, Ctrl-C only marks the run as interrupted (the launcher gets it and ends).
+// appended to `log`, in a process group of its own. Returns the exit code (128 + signal when
+// killed, 127 when it cannot start). While it runs, Ctrl-C marks the run as interrupted and is
+// passed on to the group (the launcher ends its ranks). After `timeout_s` seconds (0: never) the
+// group is sent SIGTERM, then SIGKILL 5 s later, and `timed_out` is set: an MPI job can hang in
+// MPI_Finalize (UCX's TCP transport, openucx/ucx#8738: seen here after a run had ended).
 int run_logged(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-               const std::filesystem::path& log);
+               const std::filesystem::path& log, double timeout_s = 0, bool* timed_out = nullptr);
 // True once Ctrl-C or SIGTERM arrived during run_logged.
 bool interrupted();
 
