@@ -3,7 +3,9 @@
 // calibrated parameters. Their difference is MPICH's cost the decomposition into messages does not
 // see (a collective's own software overhead, its reduction arithmetic and temporary buffers, the
 // pipelining of back-to-back transfers); the LogGPS replay adds it to every call of that
-// collective, per round of its algorithm (model/replay/replay.hpp).
+// collective, per round of its algorithm (model/replay/replay.hpp). MPI_Sendrecv's entry is an
+// exchange with the other rank (both ways at once, which a transport may not overlap as LogGP
+// does): added to every MPI_Sendrecv whose two messages go to and come from one partner.
 #pragma once
 
 #include <cstdint>

@@ -60,6 +60,19 @@ double collective_charge(const LogGPSParams& p, const ColdStart& cold, Op op, st
     t.events.push_back(init);
     // Back to back: no computation between the calls (their recorded times do not matter).
     for (std::uint32_t k = 0; k < calls; ++k) {
+      if (op == Op::Sendrecv) {  // an exchange with the other rank: its send, then its receive
+        Event e;
+        e.op = op;
+        e.peer = 1 - r;
+        e.send_bytes = m;
+        e.t_enter = e.t_exit = 1000;
+        t.events.push_back(e);
+        e.send_bytes = 0;
+        e.recv_bytes = m;
+        e.flags = kContinuation | kRecvHalf;
+        t.events.push_back(e);
+        continue;
+      }
       Event e = member_record(op, r, m);
       e.t_enter = e.t_exit = 1000;
       t.events.push_back(e);

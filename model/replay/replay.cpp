@@ -562,6 +562,8 @@ class Engine {
       }
       s.last_exit = std::max(s.last_exit, e.t_exit);
     }
+    if (run_.collective_times && (s.call_op == Op::Sendrecv || s.call_op == Op::Sendrecv_replace)) [[unlikely]]
+      s.end = std::max(s.end + exchange_residual(s), s.entry);
     s.t = s.end;
     told(s);
     s.pos = s.last;
@@ -697,6 +699,20 @@ class Engine {
     if (is_nonblocking_collective(s.rec(p).op)) ++nonblocking_collectives_;
     begin_collective(s, s.rec(p), s.at(p), id);
     return true;
+  }
+
+  // What `mstep calibrate` measured an exchange (MPI_Sendrecv with one partner, both ways at once)
+  // to cost beyond the replay's charge for it, at the call's size: the call of `s` if it is one
+  // whose two messages the replay matched, else 0.
+  double exchange_residual(const RankState& s) const {
+    const auto it = run_.collective_times->find(Op::Sendrecv);
+    if (it == run_.collective_times->end() || s.last - s.first != 2) return 0;
+    const Event& out = s.rec(s.first);
+    const Event& in = s.rec(s.first + 1);
+    if (out.peer < 0 || in.peer != out.peer || !(in.flags & kRecvHalf) || s.link(s.first) == kNone ||
+        s.link(s.first + 1) == kNone)
+      return 0;
+    return it->second.residual(std::max(out.send_bytes, in.recv_bytes));
   }
 
   // The residual of `shape`'s operation at its block size, per round of its algorithm relative to

@@ -53,6 +53,11 @@ TEST_CASE("the parameter file's collectives: read, written back, and refused in 
   CHECK(p.collectives.at(Op::Allreduce) == times({8, 1024}, {2e-6, 4e-6}, {1e-6, 1e-6}));
   CHECK(p.collectives.at(Op::Barrier).residual(0) == Approx(0.6e-6));
   CHECK(parse_params(params_to_json(p), "again").collectives == p.collectives);
+  // An exchange (MPI_Sendrecv with one partner) is measured beside them.
+  const CalibrationParams x = parse_params(
+      params_with(R"({"MPI_Sendrecv": {"bytes": [8, 8192], "measured_s": [7e-6, 60e-6], "model_s": [5e-6, 40e-6]}})"), "x.json");
+  CHECK(x.collectives.at(Op::Sendrecv).residual(8) == Approx(2e-6));
+  CHECK(parse_params(params_to_json(x), "again").collectives == x.collectives);
 
   auto error = [](const std::string& collectives) {
     try {
@@ -63,9 +68,9 @@ TEST_CASE("the parameter file's collectives: read, written back, and refused in 
     return std::string("accepted");
   };
   CHECK(error(R"({"MPI_Send": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6]}})") ==
-        "p.json: key 'collectives.MPI_Send': not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...)");
+        "p.json: key 'collectives.MPI_Send': not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...) nor MPI_Sendrecv");
   CHECK(error(R"({"MPI_Iallreduce": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6]}})") ==
-        "p.json: key 'collectives.MPI_Iallreduce': not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...)");
+        "p.json: key 'collectives.MPI_Iallreduce': not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...) nor MPI_Sendrecv");
   CHECK(error(R"({"MPI_Bcast": {"bytes": [1024, 8], "measured_s": [1e-6, 1e-6], "model_s": [1e-6, 1e-6]}})") ==
         "p.json: key 'collectives.MPI_Bcast.bytes[1]': 8 is out of range: expected increasing sizes");
   CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6, 2e-6], "model_s": [1e-6]}})") ==
@@ -85,6 +90,43 @@ TEST_CASE("the model's charge for back-to-back collectives at 2 ranks", "[collec
   // Mean per call: (2k + 9 + 2(k - 1)) / 2k = 2 + 3.5 / k.
   CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Bcast, 8, 1) == Approx(5.5 * us));
   CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Bcast, 8, 16) == Approx((2 + 3.5 / 16) * us));
+  // An exchange of 8 B with MPI_Sendrecv, both ranks at once: each send's T1 = 2, its message there
+  // at 2 + 5 = 7, received by 9 (the receive's T3 after the send's is 4, sooner): 9 a call.
+  CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Sendrecv, 8, 1) == Approx(9 * us));
+  CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Sendrecv, 8, 16) == Approx(9 * us));
+}
+
+TEST_CASE("the replay adds an exchange's calibrated residual to each MPI_Sendrecv with one partner", "[collectives][replay]") {
+  CollectiveTable table;
+  table[Op::Sendrecv] = times({8}, {12e-6}, {9e-6});  // 3 us beyond the messages
+  // Every rank: MPI_Sendrecv of 8 B at 2, to `to` and from `from`; Finalize after it.
+  auto sendrecv_run = [](int n, auto to, auto from) {
+    std::vector<RankTrace> t;
+    for (int r = 0; r < n; ++r) {
+      Event out = send(Op::Sendrecv, 2, 9, to(r), 8), in = recv(Op::Sendrecv, 2, 9, from(r), 8);
+      in.flags = kContinuation | kRecvHalf;
+      t.push_back(make_rank(r, n, {ev(Op::Init, 0, 1), out, in, ev(Op::Finalize, 9, 10)}));
+    }
+    return t;
+  };
+  SECTION("2 ranks exchanging: 3 us more") {
+    const Run run(sendrecv_run(2, [](int r) { return 1 - r; }, [](int r) { return 1 - r; }));
+    ReplayInput in = run.input();
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(10 * us));  // 2 + 9, less zero at 1
+    in.collective_times = &table;
+    const ReplayResult r = replay_loggps(in, barrier_machine());
+    CHECK(r.finish_s[0] == Approx(13 * us));
+    CHECK(r.finish_s[1] == Approx(13 * us));
+  }
+  SECTION("a ring shift (to the right, from the left) is no exchange: nothing more") {
+    const Run run(sendrecv_run(3, [](int r) { return (r + 1) % 3; }, [](int r) { return (r + 2) % 3; }));
+    ReplayInput in = run.input();
+    const ReplayResult before = replay_loggps(in, barrier_machine());
+    in.collective_times = &table;
+    const ReplayResult after = replay_loggps(in, barrier_machine());
+    CHECK(before.finish_s[0] == Approx(10 * us));
+    CHECK(after.finish_s == before.finish_s);
+  }
 }
 
 TEST_CASE("the replay adds a collective's calibrated residual, per round of its algorithm", "[collectives][replay]") {

@@ -7,10 +7,14 @@ namespace mstep::calib {
 
 namespace {
 
-// The blocking collectives the replay decomposes (Scan and Exscan keep their recorded time).
+// The blocking collectives the replay decomposes (Scan and Exscan keep their recorded time), and
+// MPI_Sendrecv with the other rank: an exchange, two messages at once in opposite directions, which
+// a transport may not overlap as the model does (over UCX's TCP it takes 1.3-1.7 half round trips:
+// tests/bench/exchange.c).
 constexpr std::array kOps{Op::Barrier,   Op::Bcast,      Op::Reduce,   Op::Allreduce, Op::Gather,
                           Op::Gatherv,   Op::Scatter,    Op::Scatterv, Op::Allgather, Op::Allgatherv,
-                          Op::Alltoall,  Op::Alltoallv,  Op::Reduce_scatter_block, Op::Reduce_scatter};
+                          Op::Alltoall,  Op::Alltoallv,  Op::Reduce_scatter_block, Op::Reduce_scatter,
+                          Op::Sendrecv};
 
 // One call of `op` with blocks of m bytes on two ranks, root 0 (reductions: m / 4 ints, at least 1).
 void call(Op op, MPI_Comm c, int m, char* a, char* b) {
@@ -31,6 +35,12 @@ void call(Op op, MPI_Comm c, int m, char* a, char* b) {
     case Op::Alltoallv: MPI_Alltoallv(a, counts, displs, MPI_BYTE, b, counts, displs, MPI_BYTE, c); break;
     case Op::Reduce_scatter_block: MPI_Reduce_scatter_block(a, b, ints, MPI_INT, MPI_SUM, c); break;
     case Op::Reduce_scatter: MPI_Reduce_scatter(a, b, icounts, MPI_INT, MPI_SUM, c); break;
+    case Op::Sendrecv: {
+      int me = 0;
+      MPI_Comm_rank(c, &me);
+      MPI_Sendrecv(a, m, MPI_BYTE, 1 - me, 0, b, m, MPI_BYTE, 1 - me, 0, c, MPI_STATUS_IGNORE);
+      break;
+    }
     default: break;
   }
 }
@@ -53,7 +63,8 @@ model::CollectiveTable measure_collectives(const Comm& pair, std::vector<char>& 
   model::CollectiveTable table;
   for (const Op op : kOps) {
     model::CollectiveTimes& t = table[op];
-    for (const std::uint64_t size : options.sizes) {
+    const bool exchange = op == Op::Sendrecv && !options.exchange_sizes.empty();
+    for (const std::uint64_t size : exchange ? options.exchange_sizes : options.sizes) {
       if (op == Op::Barrier && !t.bytes.empty()) break;  // a barrier moves no bytes: one size
       const std::uint64_t m = op == Op::Barrier ? 0 : size;
       if (2 * m > send_buf.size() || 2 * m > recv_buf.size()) break;

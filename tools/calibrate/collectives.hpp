@@ -12,6 +12,9 @@ namespace mstep::calib {
 
 struct CollectiveOptions {
   std::vector<std::uint64_t> sizes{8, 1024, 65536, 1048576};  // m: a member's block, ascending
+  // MPI_Sendrecv's sizes (ascending; empty: `sizes`): on both sides of S, where an exchange's
+  // excess over the model jumps (tests/bench/exchange.c), so that the interpolation does not span it.
+  std::vector<std::uint64_t> exchange_sizes;
   int rounds = 3;          // the median of this many loops per operation and size
   double loop_budget = 2e-3;  // seconds a loop aims at (from a first timing); 4 to 400 calls
 };

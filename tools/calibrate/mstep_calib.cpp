@@ -313,6 +313,17 @@ int run(int argc, char** argv) {
     if (pair) {
       CollectiveOptions co;
       if (o.quick) co.rounds = 1, co.loop_budget = 5e-4;
+      // An exchange's sizes around S (the pair's first rank measured it): the eager one just below,
+      // the synchronous ones from S on.
+      std::uint64_t S = pt.S;
+      MPI_Bcast(&S, 1, MPI_UINT64_T, 0, pair.get());
+      co.exchange_sizes = {8, 1024};
+      if (S < model::kInfiniteBytes && S > 2048) {
+        for (const std::uint64_t m : {S / 2, S, 4 * S})
+          if (m > co.exchange_sizes.back()) co.exchange_sizes.push_back(m);
+      }
+      for (const std::uint64_t m : {std::uint64_t{65536}, std::uint64_t{1048576}})
+        if (m > co.exchange_sizes.back()) co.exchange_sizes.push_back(m);
       colls = measure_collectives(pair, sb, rb, co);
     }
     sleepy_barrier(MPI_COMM_WORLD);
