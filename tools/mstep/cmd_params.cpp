@@ -133,7 +133,7 @@ void print_params(const CalibrationParams& p, const std::string& name) {
   if (!p.collectives.empty()) {
     // Per operation and size: measured / the LogGPS replay's messages alone; the replays add
     // the difference to every call.
-    fmt::print("\nCollectives between the pair (per call: measured / messages alone; the LogGP/LogGPS replays add "
+    fmt::print("\nCollectives and the exchange (MPI_Sendrecv) between the pair (per call: measured / messages alone; the LogGP/LogGPS replays add "
                "the difference)\n");
     for (const auto& [op, t] : p.collectives) {
       fmt::print("  {:<26}", mpi_name(op));
