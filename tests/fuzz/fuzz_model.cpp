@@ -39,7 +39,8 @@ using namespace mstep;
 namespace fs = std::filesystem;
 
 // The rendezvous three ways (LogGPSParams): MODELS.md's; delivered, with the receiver's progress;
-// and pushing, with the sender's too. Picked by the input's first byte.
+// and pushing, with the sender's too, with calibrated collectives and exchange (positive and
+// negative residuals). Picked by the input's first byte.
 const model::CalibrationParams& params(std::uint8_t pick) {
   static const model::CalibrationParams p[3] = {
       model::parse_params(
@@ -54,7 +55,10 @@ const model::CalibrationParams& params(std::uint8_t pick) {
       model::parse_params(
           R"({"L": 2e-7, "o": 2e-7, "Os": 1e-8, "Or": 1e-8, "g": 2e-7, "Gs": 1e-10, "Gl": 2e-10,
           "s": 4096, "S": 8256, "H": 3e-5, "rendezvous": "delivered", "rendezvous_push": true,
-          "mpm": {"g": 1e-10, "L": 1e-6}})",
+          "mpm": {"g": 1e-10, "L": 1e-6},
+          "collectives": {"MPI_Sendrecv": {"bytes": [8, 8256], "measured_s": [7e-6, 6e-5], "model_s": [5e-6, 4e-5]},
+                          "MPI_Allreduce": {"bytes": [8], "measured_s": [1e-7], "model_s": [9e-7]},
+                          "MPI_Barrier": {"bytes": [0], "measured_s": [2e-6], "model_s": [1e-6]}}})",
           "fuzz-params-push")};
   return p[(pick / 3) % 3];
 }
