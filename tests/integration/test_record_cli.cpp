@@ -118,3 +118,26 @@ TEST_CASE("record passes the command's own -- through", "[record]") {
   CHECK(r.err.find("mstep: no trace was written") != std::string::npos);
   CHECK(r.out == "--\n");
 }
+
+// A job that goes on after every rank has written its whole trace (as MPICH over UCX's TCP
+// transport can, hung in MPI_Finalize): record says so once, after MSTEP_HUNG_AFTER seconds, and
+// nothing of the kind when the job ends in time.
+TEST_CASE("record says once when a job goes on after its whole trace is written", "[record]") {
+  const fs::path base = test_dir();
+  const std::string job = kMpiexec + " -n 2 " + prog("p2p") + " 1";
+  const Result late = run({kMstep, "record", "-o", (base / "late").string(), "--", "sh", "-c", job + " && sleep 3"},
+                          {{"MSTEP_HUNG_AFTER", "1"}}, base);
+  INFO(late.err);
+  CHECK(late.code == 0);
+  const std::string note =
+      "mstep: every rank has written its whole trace, but the job has not ended 1 s later: it may hang in "
+      "MPI_Finalize (MPICH over UCX's TCP transport does, openucx/ucx#8738); the trace is usable, and Ctrl-C ends "
+      "the job\n";
+  CHECK(late.err.find(note) != std::string::npos);
+  CHECK(late.err.find(note) == late.err.rfind(note));  // once
+  check_complete(stats(base / "late"), 2);
+  const Result prompt = run({kMstep, "record", "-o", (base / "prompt").string(), "--", "sh", "-c", job},
+                            {{"MSTEP_HUNG_AFTER", "1"}}, base);
+  CHECK(prompt.code == 0);
+  CHECK(prompt.err.find("has not ended") == std::string::npos);
+}

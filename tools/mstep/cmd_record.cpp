@@ -4,13 +4,17 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 #include <optional>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "format/trace_format.hpp"
 #include "model/trace/trace_dir.hpp"
@@ -98,6 +102,51 @@ bool summarize(const std::string& dir) {
   return !damaged;
 }
 
+// Whether meta.json says every rank reached MPI_Finalize (rank 0 rewrites it there, complete).
+bool finalized(const fs::path& meta) {
+  std::ifstream in(meta);
+  if (!in) return false;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() && j.value("complete", false);
+}
+
+// Waits for the launcher. Once the ranks have written their whole trace (meta.json complete) and
+// the job is still running MSTEP_HUNG_AFTER seconds later (default 60), says so once: over UCX's
+// TCP transport MPICH can hang in MPI_Finalize after the run (openucx/ucx#8738, seen here), and a
+// user should know the trace is whole and that Ctrl-C costs nothing.
+void wait_noting_a_hang(pid_t child, int& status, const fs::path& meta) {
+  double hung_after = 60;
+  if (const char* v = std::getenv("MSTEP_HUNG_AFTER")) {
+    char* end = nullptr;
+    const double x = std::strtod(v, &end);
+    if (end != v && *end == '\0' && x > 0 && x < 1e9) hung_after = x;
+  }
+  using clock = std::chrono::steady_clock;
+  std::optional<clock::time_point> whole;
+  fs::file_time_type seen{};
+  bool noted = false;
+  for (;;) {
+    const pid_t done = ::waitpid(child, &status, WNOHANG);
+    if (done == child || (done < 0 && errno != EINTR)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (noted) continue;
+    std::error_code ec;
+    const auto written = fs::last_write_time(meta, ec);
+    if (!ec && written != seen) {
+      seen = written;
+      if (!whole && finalized(meta)) whole = clock::now();
+    }
+    if (whole && clock::now() - *whole > std::chrono::duration<double>(hung_after)) {
+      std::fprintf(stderr,
+                   "mstep: every rank has written its whole trace, but the job has not ended %g s later: it may "
+                   "hang in MPI_Finalize (MPICH over UCX's TCP transport does, openucx/ucx#8738); the trace is "
+                   "usable, and Ctrl-C ends the job\n",
+                   hung_after);
+      noted = true;
+    }
+  }
+}
+
 int run(const RecordOptions& o) {
   if (o.command.empty()) fail(2, "record needs a command to run, e.g. mstep record -- mpiexec -n 2 ./app");
   const std::string lib = find_preload_library();
@@ -127,8 +176,7 @@ int run(const RecordOptions& o) {
   std::signal(SIGINT, note_signal);
   std::signal(SIGTERM, note_signal);
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  wait_noting_a_hang(child, status, fs::path(o.dir) / kMetaFileName);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (code == 0 && g_signal != 0) code = 128 + g_signal;
   // The command's own failure comes first; a command that succeeded but left no trace (or a
