@@ -140,4 +140,9 @@ TEST_CASE("record says once when a job goes on after its whole trace is written"
                             {{"MSTEP_HUNG_AFTER", "1"}}, base);
   CHECK(prompt.code == 0);
   CHECK(prompt.err.find("has not ended") == std::string::npos);
+  const Result bad = run({kMstep, "record", "-o", (base / "bad").string(), "--", "sh", "-c", job},
+                         {{"MSTEP_HUNG_AFTER", "soon"}}, base);
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "mstep: MSTEP_HUNG_AFTER='soon' is not a number of seconds above 0\n");
+  CHECK_FALSE(fs::exists(base / "bad"));
 }

@@ -3,12 +3,12 @@
 #include <climits>
 #include <csignal>
 #include <cstring>
-#include <ctime>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 #include <optional>
+#include <thread>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -114,13 +114,19 @@ bool finalized(const fs::path& meta) {
 // the job is still running MSTEP_HUNG_AFTER seconds later (default 60), says so once: over UCX's
 // TCP transport MPICH can hang in MPI_Finalize after the run (openucx/ucx#8738, seen here), and a
 // user should know the trace is whole and that Ctrl-C costs nothing.
-void wait_noting_a_hang(pid_t child, int& status, const fs::path& meta) {
-  double hung_after = 60;
-  if (const char* v = std::getenv("MSTEP_HUNG_AFTER")) {
-    char* end = nullptr;
-    const double x = std::strtod(v, &end);
-    if (end != v && *end == '\0' && x > 0 && x < 1e9) hung_after = x;
-  }
+// MSTEP_HUNG_AFTER in seconds (default 60); a value that is not a number of seconds is one line
+// and exit 2, before anything runs.
+double hung_after_setting() {
+  const char* v = std::getenv("MSTEP_HUNG_AFTER");
+  if (!v) return 60;
+  char* end = nullptr;
+  const double x = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(x > 0 && x < 1e9))
+    fail(2, fmt::format("MSTEP_HUNG_AFTER='{}' is not a number of seconds above 0", v));
+  return x;
+}
+
+void wait_noting_a_hang(pid_t child, int& status, const fs::path& meta, double hung_after) {
   using clock = std::chrono::steady_clock;
   std::optional<clock::time_point> whole;
   fs::file_time_type seen{};
@@ -151,6 +157,7 @@ int run(const RecordOptions& o) {
   if (o.command.empty()) fail(2, "record needs a command to run, e.g. mstep record -- mpiexec -n 2 ./app");
   const std::string lib = find_preload_library();
   if (lib.empty()) fail(2, "cannot find libmstep.so next to this mstep (expected in ../lib)");
+  const double hung_after = hung_after_setting();
   prepare_dir(o);
   std::string preload = lib;
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
@@ -176,7 +183,7 @@ int run(const RecordOptions& o) {
   std::signal(SIGINT, note_signal);
   std::signal(SIGTERM, note_signal);
   int status = 0;
-  wait_noting_a_hang(child, status, fs::path(o.dir) / kMetaFileName);
+  wait_noting_a_hang(child, status, fs::path(o.dir) / kMetaFileName, hung_after);
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (code == 0 && g_signal != 0) code = 128 + g_signal;
   // The command's own failure comes first; a command that succeeded but left no trace (or a
