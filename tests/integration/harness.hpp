@@ -263,7 +263,17 @@ inline json read_meta(const fs::path& dir) {
 // An environment in which mstep finds no default parameter file (for report and whatif).
 inline Env no_default_params(const fs::path& home) { return {{"HOME", home.string()}, {"MSTEP_PARAMS", ""}}; }
 
-// mstep COMMAND DIR ARGS... --format json: exit 0, nothing on stderr, a JSON object.
+// Nothing on stderr but, at most, the warning that the run's 8-byte round trip differs from the
+// calibration's: this machine changes speed from one period to the next, so a test that records
+// and then calibrates (or the reverse) can get it in a healthy run.
+inline bool quiet_but_for_speed(const std::string& err) {
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("mstep: warning: the run's 8-byte half round trip", 0) != 0) return false;
+  return true;
+}
+
+// mstep COMMAND DIR ARGS... --format json: exit 0, nothing on stderr (but the speed warning), a JSON object.
 inline json mstep_json(const std::string& command, const fs::path& dir, const std::vector<std::string>& args,
                        const Env& env) {
   std::vector<std::string> argv{kMstep, command, dir.string()};
@@ -271,7 +281,8 @@ inline json mstep_json(const std::string& command, const fs::path& dir, const st
   argv.insert(argv.end(), {"--format", "json"});
   const Result r = run(argv, env);
   CHECK(r.code == 0);
-  CHECK(r.err.empty());
+  INFO(r.err);
+  CHECK(quiet_but_for_speed(r.err));
   json j = parse_json(r.out);
   REQUIRE(j.is_object());
   return j;

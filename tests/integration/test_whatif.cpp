@@ -74,7 +74,7 @@ TEST_CASE("whatif: S=inf is LogGP, L x 1 changes nothing, bad edits fail in one 
     INFO("text: the change in one line, a row per model");
     const Result r = run({kMstep, "whatif", dir.string(), "--scale", "L=10", "--set", "Gl=0.1ns/B"}, env);
     CHECK(r.code == 0);
-    CHECK(r.err.empty());
+    CHECK(quiet_but_for_speed(r.err));
     const auto lines = lines_of(r.out);
     const auto has_prefix = [&](const std::string& p) {
       return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.rfind(p, 0) == 0; });
