@@ -37,6 +37,22 @@ Run pingpong() {
                                ev(Op::Finalize, 26, 27)})});
 }
 
+// Rank 0 of two: n (1 or 2) Isends of 100 B to rank 1, requests 1 and 2, entered at 3 and 4, then
+// one Waitall of them at 6 and Finalize at 8. Replayed under machine(), the Isends start at 3 and
+// 5.5 (returning at 5 and 7.5): their data arrive at 3 + T1 + T2 = 3 + 2 + 5.1 = 10.1 and 12.6.
+RankTrace isends_then_waitall(int n) {
+  std::vector<Event> events{ev(Op::Init, 0, 1)};
+  for (int k = 0; k < n; ++k) events.push_back(send(Op::Isend, 3 + k, 3.5 + k, 1, 100, static_cast<std::uint32_t>(k + 1)));
+  for (int k = 0; k < n; ++k) {
+    Event w = ev(Op::Waitall, 6, 7);
+    w.request = static_cast<std::uint32_t>(k + 1);
+    if (k > 0) w.flags |= kContinuation;
+    events.push_back(w);
+  }
+  events.push_back(ev(Op::Finalize, 8, 9));
+  return make_rank(0, 2, std::move(events));
+}
+
 }  // namespace
 
 TEST_CASE("eager ping-pong: chains of T1 + T2 + T3", "[replay]") {
@@ -152,22 +168,12 @@ TEST_CASE("Isend / Irecv / Wait", "[replay]") {
 TEST_CASE("a Wait whose message arrived while its rank computed still pays T3", "[replay]") {
   // MPICH progresses only inside MPI calls, so the receive overhead is paid in the Wait even when
   // the data arrived long before it (measured: tests/bench/sendrecv_early.c, on both transports).
-  // Rank 0: Isend 100 B (request 1) at 3 and (request 2) at 4, Waitall at 6, Finalize at 8.
-  // Rank 1: Irecv (request 1) at 1, and (request 2) at 1.5, computes 20, Wait(all), computes 1,
-  // Finalize.
-  // Replayed, the first Isend starts at 3 and returns at 3 + T1 = 5; the second starts 0.5 later
-  // at 5.5. Data: at 3 + T1 + T2 = 3 + 2 + 5.1 = 10.1 and at 5.5 + 7.1 = 12.6.
-  Event s1 = send(Op::Isend, 3, 3.5, 1, 100, 1), s2 = send(Op::Isend, 4, 4.5, 1, 100, 2);
-  Event w1 = ev(Op::Waitall, 6, 7), w2 = ev(Op::Waitall, 6, 7);
-  w1.request = 1;
-  w2.request = 2;
-  w2.flags |= kContinuation;
-  const RankTrace sender = make_rank(0, 2, {ev(Op::Init, 0, 1), s1, s2, w1, w2, ev(Op::Finalize, 8, 9)});
+  // Rank 0: isends_then_waitall (data at 10.1 and 12.6). Rank 1: Irecv (request 1) at 1, and
+  // (request 2) at 1.5, computes 20, Wait(all), computes 1, Finalize.
+  const RankTrace sender = isends_then_waitall(2);
   SECTION("one Wait: T3 from its entry") {
     Event w = recv(Op::Wait, 21.7, 22, 0, 100, 1);
-    w1.flags = 0;
-    const RankTrace one = make_rank(0, 2, {ev(Op::Init, 0, 1), s1, w1, ev(Op::Finalize, 8, 9)});
-    const Run run({one, make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), w, ev(Op::Finalize, 23, 24)})});
+    const Run run({isends_then_waitall(1), make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), w, ev(Op::Finalize, 23, 24)})});
     REQUIRE(run.matching.messages.size() == 1);
     const ReplayResult r = run.loggps(machine());
     // Irecv at 1 costs nothing; the Wait at 1 + 20.5 = 21.5 returns at 21.5 + T3 = 23.5
@@ -237,12 +243,7 @@ TEST_CASE("a message nobody receives: its eager send costs T1, however the trace
   // second costs T1 = 2 whether the replay read the whole trace first (and so knew it unmatched)
   // or a few records at a time (the fixture checks both): the Isends return at 5 and 7.5, the
   // Waitall, entered at 7.5 + 1.5 = 9, returns at once; Finalize 1 later, 9 after the first Init.
-  Event s1 = send(Op::Isend, 3, 3.5, 1, 100, 1), s2 = send(Op::Isend, 4, 4.5, 1, 100, 2);
-  Event w1 = ev(Op::Waitall, 6, 7), w2 = ev(Op::Waitall, 6, 7);
-  w1.request = 1;
-  w2.request = 2;
-  w2.flags |= kContinuation;
-  const Run run({make_rank(0, 2, {ev(Op::Init, 0, 1), s1, s2, w1, w2, ev(Op::Finalize, 8, 9)}),
+  const Run run({isends_then_waitall(2),
                  make_rank(1, 2, {ev(Op::Init, 0, 1), irecv(1, 1.2, 0, 1), recv(Op::Wait, 21.7, 22, 0, 100, 1),
                                   ev(Op::Finalize, 23, 24)})});
   const ReplayResult r = run.loggps(machine());
