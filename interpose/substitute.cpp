@@ -284,8 +284,8 @@ void Substitutes::start(int world_rank) {
 std::string Substitutes::json() const {
   std::string logp;
   if (settings_.barrier == BarrierAlgo::Auto)
-    logp = fmt::format(R"(, "logp": {{"L": {:.9g}, "o": {:.9g}, "g": {:.9g}}})", settings_.loggps.L, settings_.loggps.o,
-                       settings_.loggps.g);
+    logp = fmt::format(R"(, "logp": {{"L": {:.9g}, "o": {:.9g}, "g": {:.9g}, "native_dissemination": true}})",
+                       settings_.loggps.L, settings_.loggps.o, settings_.loggps.g);
   if (settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto) {
     const model::LogGPSParams& p = settings_.loggps;
     const auto size = [](std::uint64_t v) { return v == model::kInfiniteBytes ? std::string("null") : std::to_string(v); };
@@ -311,8 +311,8 @@ Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {
     int n = 1;
     PMPI_Comm_size(p.pc, &n);
     const BarrierName a =
-        model::adaptive_barrier_name({settings_.loggps.L, settings_.loggps.o, settings_.loggps.o, settings_.loggps.g},
-                                     static_cast<std::uint32_t>(n));
+        model::auto_barrier_runs({settings_.loggps.L, settings_.loggps.o, settings_.loggps.o, settings_.loggps.g},
+                                 static_cast<std::uint32_t>(n), g_delay.on());
     p.barrier = a.algo;
     p.arity = a.arity;
   }

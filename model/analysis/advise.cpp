@@ -219,7 +219,8 @@ std::string algorithm_that_ran(const CollectiveAdvice& a, const RunMeta& meta) {
     const std::optional<BarrierName> b = parse_barrier_name(meta.barrier_substitute);
     if (!b) return "";
     const BarrierName ran = b->algo == BarrierAlgo::Auto
-                                ? adaptive_barrier_name({meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g}, a.site.comm_size)
+                                ? auto_barrier_runs({meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g}, a.site.comm_size,
+                                                    meta.delayed, meta.auto_native_dissemination)
                                 : *b;
     switch (ran.algo) {
       case BarrierAlgo::Mpi: return mpich;

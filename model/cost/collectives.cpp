@@ -140,6 +140,12 @@ BarrierName adaptive_barrier_name(const LogPBarrierParams& p, std::uint32_t P) {
   return {BarrierAlgo::Dissemination, 0};
 }
 
+BarrierName auto_barrier_runs(const LogPBarrierParams& p, std::uint32_t P, bool delayed, bool native_dissemination) {
+  const BarrierName b = adaptive_barrier_name(p, P);
+  if (b.algo == BarrierAlgo::Dissemination && native_dissemination && !delayed) return {BarrierAlgo::Mpi, 0};
+  return b;
+}
+
 // ---- Broadcast schedules -----------------------------------------------------------------
 
 std::vector<double> arrival_times(const BroadcastTree& tree, const BroadcastNetwork& net) {

@@ -62,6 +62,12 @@ struct AdaptiveBarrier {
 AdaptiveBarrier adaptive_barrier_any_arity(const LogPBarrierParams& p, std::uint32_t P);
 // The same choice as the substitute it names ("central", "tree:N" or "dissemination").
 BarrierName adaptive_barrier_name(const LogPBarrierParams& p, std::uint32_t P);
+// What MSTEP_BARRIER=auto runs: the adaptive choice, but MPICH's own barrier where that choice is
+// dissemination, the algorithm MPICH runs itself (natively, without the duplicate communicator
+// and the wrapped calls of libmstep's copy), unless the delay apparatus is on (MPICH's own
+// messages bypass it, so libmstep's copy runs there). `native_dissemination` false: a trace of
+// an older libmstep, which ran its own copy in every case.
+BarrierName auto_barrier_runs(const LogPBarrierParams& p, std::uint32_t P, bool delayed, bool native_dissemination = true);
 
 // ---- Broadcast on a heterogeneous network (Mateescu and Taylor) ------------------------------
 

@@ -132,6 +132,8 @@ CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
     s.barrier = CollAlgo::BarrierDissemination;
     s.barrier_auto = true;
     s.logp = LogPBarrierParams{meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g};
+    s.auto_native = meta.auto_native_dissemination;
+    s.auto_delayed = meta.delayed;
   }
   if (s.bcast_recorded) {
     const auto algo = parse_bcast_name(meta.bcast_substitute);
@@ -151,14 +153,16 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
     s.algo = CollAlgo::Nothing;
     return s;
   }
-  if (op == Op::Barrier && subs.barrier != CollAlgo::Unsupported) {
+  const BarrierName auto_ran = subs.barrier_auto ? auto_barrier_runs(subs.logp, n, subs.auto_delayed, subs.auto_native)
+                                                  : BarrierName{BarrierAlgo::Mpi, 0};
+  // auto where MPICH's own barrier ran: charged below as MPICH's.
+  if (op == Op::Barrier && subs.barrier != CollAlgo::Unsupported && !(subs.barrier_auto && auto_ran.algo == BarrierAlgo::Mpi)) {
     s.algo = subs.barrier, s.arity = subs.arity, s.substitute = true;
     if (subs.barrier_auto) {
-      const AdaptiveBarrier a = adaptive_barrier_any_arity(subs.logp, n);
-      s.algo = a.algorithm == BarrierAlgorithm::CentralCounter ? CollAlgo::BarrierCentral
-               : a.algorithm == BarrierAlgorithm::CombiningTree ? CollAlgo::BarrierCombiningTree
-                                                                  : CollAlgo::BarrierDissemination;
-      s.arity = a.arity;
+      s.algo = auto_ran.algo == BarrierAlgo::Central ? CollAlgo::BarrierCentral
+               : auto_ran.algo == BarrierAlgo::Tree  ? CollAlgo::BarrierCombiningTree
+                                                     : CollAlgo::BarrierDissemination;
+      s.arity = auto_ran.algo == BarrierAlgo::Tree ? static_cast<std::uint32_t>(auto_ran.arity) : 0;
     }
     return s;
   }

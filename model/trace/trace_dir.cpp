@@ -47,6 +47,7 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       if (c.contains("logp")) {
         const auto& l = c.at("logp");
         m.auto_L = l.value("L", 0.0), m.auto_o = l.value("o", 0.0), m.auto_g = l.value("g", 0.0);
+        m.auto_native_dissemination = l.value("native_dissemination", false);
       }
       if (c.contains("loggps") && c.at("loggps").is_object()) m.bcast_loggps_json = c.at("loggps").dump();
     }

@@ -30,6 +30,9 @@ struct RunMeta {
   // "central", "tree:4", "dissemination"; "flat", "binomial".
   std::string barrier_substitute, bcast_substitute;
   double auto_L = 0, auto_o = 0, auto_g = 0;  // barrier "auto": the LogP parameters it chose by
+  // barrier "auto": MPICH's own barrier ran where the choice was dissemination (meta.json
+  // collectives.logp.native_dissemination; false in traces of older libmstep: its own copy ran)
+  bool auto_native_dissemination = false;
   bool delayed = false;  // the delay apparatus was on (meta.json "delay")
   // A packed directory (format_version 3): ranks per pack file; 0 for a file per rank.
   std::uint64_t ranks_per_pack = 0;

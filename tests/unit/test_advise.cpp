@@ -9,6 +9,7 @@
 
 using namespace mstep::model;
 using mstep::Op;
+using mstep::BarrierAlgo;
 
 namespace {
 
@@ -256,6 +257,30 @@ TEST_CASE("advise: the adaptive barrier over every tree arity (MSTEP_BARRIER=aut
   CHECK(s.algo == CollAlgo::BarrierCombiningTree);
   CHECK(s.arity == 2);
   CHECK(s.substitute);
+}
+
+TEST_CASE("advise: MSTEP_BARRIER=auto runs MPICH's own barrier where its choice is dissemination", "[advise]") {
+  // L = 1, o = g = 0 at P = 2: dissemination's one round (1) beats the central counter (2):
+  // MPICH's own algorithm, which MPICH runs natively; libmstep's copy only under the delay
+  // apparatus (MPICH's messages bypass it) or in a trace of an older libmstep.
+  const LogPBarrierParams p{1, 0, 0, 0};
+  CHECK(adaptive_barrier_name(p, 2).algo == BarrierAlgo::Dissemination);
+  CHECK(auto_barrier_runs(p, 2, false).algo == BarrierAlgo::Mpi);
+  CHECK(auto_barrier_runs(p, 2, true).algo == BarrierAlgo::Dissemination);
+  CHECK(auto_barrier_runs(p, 2, false, false).algo == BarrierAlgo::Dissemination);
+  // At P = 4 the central counter wins its tie: libmstep's, delayed or not.
+  CHECK(auto_barrier_runs(p, 4, false).algo == BarrierAlgo::Central);
+  // The replay charges what ran: MPICH's default (not a substitute) on 2 ranks.
+  mstep::RunMeta meta;
+  meta.barrier_substitute = "auto", meta.auto_L = 1, meta.auto_native_dissemination = true;
+  const CollShape two = choose_collective(Op::Barrier, 2, 0, 0, substitutes_of(meta));
+  CHECK(two.algo == CollAlgo::BarrierDissemination);
+  CHECK_FALSE(two.substitute);
+  CHECK(choose_collective(Op::Barrier, 4, 0, 0, substitutes_of(meta)).algo == CollAlgo::BarrierCentral);
+  meta.delayed = true;
+  CHECK(choose_collective(Op::Barrier, 2, 0, 0, substitutes_of(meta)).substitute);
+  meta.delayed = false, meta.auto_native_dissemination = false;  // an older trace
+  CHECK(choose_collective(Op::Barrier, 2, 0, 0, substitutes_of(meta)).substitute);
 }
 
 TEST_CASE("advise: a broadcast across two clusters joined by a slow link", "[advise]") {
