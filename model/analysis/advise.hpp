@@ -47,8 +47,11 @@ BroadcastNetwork broadcast_subnetwork(const BroadcastParams& calibrated, std::sp
 // The time one collective call takes under the LogGPS replay when all `n` members enter it at
 // once: the latest member's return. n = 1 gives 0.
 // `subs`: libmstep's substitute algorithms instead of MPICH's (model/replay/replay_collectives.hpp).
+// `times`: the collectives measured at calibration, whose residuals MPICH's algorithms then pay
+// as in the report's replay (ReplayInput::collective_times).
 double isolated_collective_s(Op op, std::uint32_t n, std::uint32_t root, std::uint64_t bytes,
-                             const LogGPSParams& p, const CollectiveSubstitutes& subs = {});
+                             const LogGPSParams& p, const CollectiveSubstitutes& subs = {},
+                             const CollectiveTable* times = nullptr);
 
 // One call site of a collective, as the trace has it (summed over the ranks that called it).
 struct CollectiveSite {

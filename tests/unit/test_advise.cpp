@@ -73,6 +73,27 @@ TEST_CASE("advise: MPICH's binomial broadcast replayed alone equals the binomial
   CHECK(isolated_collective_s(Op::Barrier, 4, 0, 0, small_net()) == Approx(8 * us));
 }
 
+TEST_CASE("advise: MPICH's default pays its calibrated residual, as in the report's replay", "[advise]") {
+  // Calibrated at 2 ranks: MPI_Barrier measured 5 us where its one round of messages is 4 us
+  // (o + L + o): 1 us per round beyond its messages. At 4 ranks, two rounds: 8 + 2 = 10 us, where
+  // libmstep's dissemination (its program of messages) stays at 8 us.
+  CalibrationParams c = with(small_net());
+  c.collectives[Op::Barrier] = CollectiveTimes{{0}, {5 * us}, {4 * us}};
+  const CollectiveAdvice a = advise_collective(site(Op::Barrier, 4, 0, 100), c);
+  CHECK(a.algorithms.front().predicted_s == Approx(10 * us));
+  CHECK(named(a, "dissemination").predicted_s == Approx(8 * us));
+  CHECK(a.best == "dissemination");
+  CHECK(a.gain_per_call_s == Approx(2 * us));
+  REQUIRE(a.notes.size() == 1);
+  CHECK(a.notes[0].find("+2.000 us a call") != std::string::npos);
+  // The broadcast likewise: 8 B at 8 ranks, 0.5 us a round beyond the binomial tree's messages
+  // (residual 0.5 us at 2 ranks, three rounds at 8): 12.024 + 1.5 us.
+  c.collectives[Op::Bcast] = CollectiveTimes{{8}, {4.508 * us}, {4.008 * us}};
+  const CollectiveAdvice b = advise_collective(site(Op::Bcast, 8, 8, 100), c);
+  CHECK(b.algorithms.front().predicted_s == Approx(13.524 * us));
+  CHECK(named(b, "binomial tree").predicted_s == Approx(12.024 * us));
+}
+
 TEST_CASE("advise: barrier algorithms of 4 ranks", "[advise]") {
   const CollectiveAdvice a = advise_collective(site(Op::Barrier, 4, 0, 100), with(small_net()));
   REQUIRE(a.algorithms.size() == 6);
