@@ -5,7 +5,7 @@
 #   tests/bench/bundle.sh BUILD_DIR OUT_DIR
 # OUT_DIR gets build/{bin,lib,examples,bench} (stripped), share/ (the validation suite) and sys/ (MPICH's
 # launcher, and every shared library those programs load that is not glibc's, UCX's transports
-# in sys/lib/ucx). On the other machine:
+# in sys/lib/ucx; fuzz/ the model fuzzer when built). On the other machine:
 #   . OUT_DIR/env.sh        # PATH, LD_LIBRARY_PATH, UCX_MODULE_DIR; then mstep, mpiexec.mpich as here
 set -euo pipefail
 build=$(cd "${1:?usage: bundle.sh BUILD_DIR OUT_DIR}" && pwd)
@@ -35,6 +35,16 @@ glibc='/(libc|libm|libdl|librt|libpthread|libresolv|ld-linux-x86-64|libutil)\.so
   find "$out/build/lib" "$out/sys/lib/ucx" -name '*.so*' -type f
 } | sort -u | while read -r f; do ldd "$f" 2>/dev/null | awk '/=> \//{print $3}'; done |
   sort -u | grep -Ev "$glibc" | while read -r lib; do cp -L "$lib" "$out/sys/lib/"; done
+# No debug sections in the libraries (the lent machine's transfer is limited; libmpich.so.12 is
+# still 41 MB of code: pack the folder, `tar -czf`, to carry it, about a third of the size).
+for f in "$out"/sys/lib/*.so* "$out"/sys/lib/ucx/*.so*; do strip --strip-debug "$f" 2>/dev/null || true; done
+# The model fuzzer and its corpus, when tests/fuzz/long_fuzz.sh has built them (for
+# tests/fuzz/parallel_fuzz.sh on every core there): fuzz/fuzz_model, fuzz/corpus.tar.gz.
+if [[ -x $build/fuzz-long/fuzz_model ]]; then
+  mkdir -p "$out/fuzz"
+  copy_stripped "$build/fuzz-long/fuzz_model" "$out/fuzz"
+  [[ -d $build/fuzz-long/corpus-fuzz_model ]] && tar -C "$build/fuzz-long" -czf "$out/fuzz/corpus.tar.gz" corpus-fuzz_model
+fi
 
 cat >"$out/env.sh" <<'EOF'
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
