@@ -145,12 +145,27 @@ struct PlanCache {
   TreePlan plan;
 };
 constexpr std::size_t kPlanSlots = 256;  // a power of two
+constexpr std::size_t kPlanWays = 4;    // slots searched per key
 thread_local std::array<PlanCache, kPlanSlots> g_plans;
-PlanCache& plan_slot(MPI_Comm pc, int root, std::uint64_t bytes) {
+thread_local std::uint32_t g_plan_victim = 0;
+// The cached plan of these inputs, else the slot to plan them into. Four ways: with one, two keys
+// of a rotating root that hash alike evicted each other on every call (a plan is an E-SSSP tree
+// on the communicator: measured +0.8 us a broadcast at 16 ranks against MPICH's own).
+PlanCache& plan_slot(MPI_Comm pc, int root, std::uint64_t bytes, std::uint64_t freed, BcastAlgo algo, bool& hit) {
   std::uint64_t h = static_cast<std::uint32_t>(pc) * 0x9E3779B97F4A7C15ull;
   h ^= static_cast<std::uint64_t>(static_cast<std::uint32_t>(root)) + 0x7F4A7C15ull + (h << 6) + (h >> 2);
   h ^= bytes + 0x165667B1ull + (h << 6) + (h >> 2);
-  return g_plans[h & (kPlanSlots - 1)];
+  PlanCache* stale = nullptr;
+  for (std::size_t i = 0; i < kPlanWays; ++i) {
+    PlanCache& s = g_plans[(h + i) & (kPlanSlots - 1)];
+    if (s.freed == freed && s.pc == pc && s.root == root && s.bytes == bytes && s.algo == algo) {
+      hit = true;
+      return s;
+    }
+    if (!stale && (s.freed != freed || s.pc == MPI_COMM_NULL)) stale = &s;
+  }
+  hit = false;
+  return stale ? *stale : g_plans[(h + (g_plan_victim++ % kPlanWays)) & (kPlanSlots - 1)];
 }
 
 TreePlan member_plan(const model::BroadcastTree& tree, TreePlan::Kind kind, int me) {
@@ -167,17 +182,17 @@ TreePlan member_plan(const model::BroadcastTree& tree, TreePlan::Kind kind, int 
 // reach every member); auto, model::auto_broadcast's choice, MPICH's own where it sees no clear
 // gain, except under the delay apparatus, which MPICH's own collectives bypass: there libmstep's
 // binomial tree (MPICH's schedule) runs, so that the choice is measured on the delayed network.
-TreePlan plan_broadcast(BcastAlgo algo, const model::LogGPSParams& loggps, const CommInfo& comm, int root, int me,
-                        int n, std::uint64_t bytes) {
+TreePlan plan_broadcast(BcastAlgo algo, const model::LogGPSParams& loggps, const model::CollectiveTable& mpich,
+                        const CommInfo& comm, int root, int me, int n, std::uint64_t bytes) {
   const auto un = static_cast<std::uint32_t>(n);
   model::BroadcastNetwork net;
-  if (model::substitute_broadcast_needs_network(algo, un, g_delay.on())) {
+  if (model::substitute_broadcast_needs_network(algo, un, g_delay.on(), &mpich)) {
     std::vector<std::int32_t> world(un);
     for (int u = 0; u < n; ++u) world[static_cast<std::size_t>(u)] = comm.world_rank(u);
     net = model::substitute_network(loggps, world, g_delay.pairs(), bytes);
   }
   const model::SubstituteBroadcast plan =
-      model::plan_substitute_broadcast(algo, net, un, static_cast<std::uint32_t>(root), bytes, g_delay.on());
+      model::plan_substitute_broadcast(algo, net, un, static_cast<std::uint32_t>(root), bytes, g_delay.on(), &mpich);
   switch (plan.kind) {
     case model::SubstituteBroadcast::Tree: return member_plan(plan.tree, TreePlan::Tree, me);
     case model::SubstituteBroadcast::Binomial: return TreePlan::of(TreePlan::Binomial);
@@ -249,6 +264,12 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
       p.Gs = j.at("Gs").get<double>(), p.Gl = j.at("Gl").get<double>();
       p.s = size(j.at("s")), p.S = size(j.at("S"));
     }
+    // MPICH's own collectives as calibrated (older parameter files have none: auto then weighs
+    // their messages alone).
+    if (j.contains("collectives")) {
+      for (auto& [op, times] : model::read_collective_times(j.at("collectives"), path))
+        if (op == Op::Barrier || op == Op::Bcast) s.mpich.emplace(op, std::move(times));
+    }
   } catch (const std::exception&) {
     s.error = fmt::format("{}: {} has no numbers {}", setting, path, full ? "L, o, Os, Or, g, Gs, Gl, s and S" : "L, o and g");
     return false;
@@ -284,7 +305,7 @@ void Substitutes::start(int world_rank) {
 std::string Substitutes::json() const {
   std::string logp;
   if (settings_.barrier == BarrierAlgo::Auto)
-    logp = fmt::format(R"(, "logp": {{"L": {:.9g}, "o": {:.9g}, "g": {:.9g}, "native_dissemination": true}})",
+    logp = fmt::format(R"(, "logp": {{"L": {:.9g}, "o": {:.9g}, "g": {:.9g}, "native_mpich": true}})",
                        settings_.loggps.L, settings_.loggps.o, settings_.loggps.g);
   if (settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto) {
     const model::LogGPSParams& p = settings_.loggps;
@@ -293,6 +314,9 @@ std::string Substitutes::json() const {
         R"(, "loggps": {{"L": {:.9g}, "o": {:.9g}, "Os": {:.9g}, "Or": {:.9g}, "g": {:.9g}, "Gs": {:.9g}, "Gl": {:.9g}, "s": {}, "S": {}}})",
         p.L, p.o, p.Os, p.Or, p.g, p.Gs, p.Gl, size(p.s), size(p.S));
   }
+  // What auto weighed MPICH's own collectives at, so that a report makes the same choices.
+  if ((settings_.barrier == BarrierAlgo::Auto || settings_.bcast == BcastAlgo::Auto) && !settings_.mpich.empty())
+    logp += fmt::format(R"(, "mpich": {})", model::collective_times_json(settings_.mpich).dump());
   return fmt::format(R"({{"barrier": "{}", "bcast": "{}"{}}})",
                      barrier_name({settings_.barrier, settings_.tree_arity}), bcast_name(settings_.bcast), logp);
 }
@@ -312,7 +336,7 @@ Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {
     PMPI_Comm_size(p.pc, &n);
     const BarrierName a =
         model::auto_barrier_runs({settings_.loggps.L, settings_.loggps.o, settings_.loggps.o, settings_.loggps.g},
-                                 static_cast<std::uint32_t>(n), g_delay.on());
+                                 static_cast<std::uint32_t>(n), g_delay.on(), true, mpich_barrier_round_s(settings_.mpich));
     p.barrier = a.algo;
     p.arity = a.arity;
   }
@@ -344,9 +368,10 @@ int Substitutes::barrier(MPI_Comm comm) {
 int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm) {
   if (!bcast_on()) return PMPI_Bcast(buf, count, type, root, comm);
   // auto on two ranks: every tree is the one message MPICH sends too; MPICH's own, without the
-  // lookups of a plan (about 100 ns, a third of a short broadcast here). Not under the delay
-  // apparatus, which MPICH's own messages would bypass.
-  if (settings_.bcast == BcastAlgo::Auto && !g_delay.on()) {
+  // lookups of a plan (about 100 ns, a third of a short broadcast here), unless MPICH's broadcast
+  // was calibrated (it may cost more than that message). Not under the delay apparatus, which
+  // MPICH's own messages would bypass.
+  if (settings_.bcast == BcastAlgo::Auto && !g_delay.on() && !settings_.mpich.contains(Op::Bcast)) {
     int size = 0, inter = 0;
     if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && !inter && PMPI_Comm_size(comm, &size) == MPI_SUCCESS &&
         size <= 2)
@@ -369,9 +394,10 @@ int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Co
   if (plan) {
     const std::uint64_t bytes = bytes_of(count, type);
     const std::uint64_t freed = g_freed_privates.load(std::memory_order_relaxed);
-    PlanCache& slot = plan_slot(pc, root, bytes);
-    if (slot.freed != freed || slot.pc != pc || slot.root != root || slot.bytes != bytes || slot.algo != settings_.bcast)
-      slot = {freed, pc, root, bytes, settings_.bcast, plan_broadcast(settings_.bcast, settings_.loggps, *info, root, me, n, bytes)};
+    bool hit = false;
+    PlanCache& slot = plan_slot(pc, root, bytes, freed, settings_.bcast, hit);
+    if (!hit)
+      slot = {freed, pc, root, bytes, settings_.bcast, plan_broadcast(settings_.bcast, settings_.loggps, settings_.mpich, *info, root, me, n, bytes)};
     switch (slot.plan.kind) {
       case TreePlan::Mpich: return PMPI_Bcast(buf, count, type, root, comm);
       case TreePlan::Binomial: return binomial_bcast(w, buf, count, type, root, me, n);

@@ -41,6 +41,7 @@
 
 #include "format/collective_substitutes.hpp"
 #include "model/cost/loggps.hpp"
+#include "model/params/collective_times.hpp"
 
 namespace mstep {
 
@@ -49,6 +50,9 @@ struct SubstituteSettings {
   int tree_arity = 2;
   BcastAlgo bcast = BcastAlgo::Mpi;
   model::LogGPSParams loggps;  // barrier auto: its L, o and g; bcast esssp and auto: all of it, every pair's network
+  // auto: MPI_Barrier and MPI_Bcast as `mstep calibrate` measured them (the parameter file's
+  // "collectives"; absent: none), MPICH's cost beyond their messages, which auto weighs.
+  model::CollectiveTable mpich;
   std::string error;  // a setting that could not be read, in one line
 };
 

@@ -148,7 +148,7 @@ void bcast_algorithms(CollectiveAdvice& a, const CalibrationParams& params, cons
   const std::uint32_t root = std::min(s.root, s.comm_size - 1);
   a.algorithms.push_back({"flat tree", flat_tree_time(net, root), false});
   a.algorithms.push_back({"binomial tree", binomial_tree_time(net, root, BinomialOrder::Mpich), false});
-  a.auto_bcast = auto_broadcast(net, root, mpich_bcast_is_binomial(s.comm_size, s.bytes)).algorithm;
+  a.auto_bcast = auto_broadcast(net, root, mpich_bcast_is_binomial(s.comm_size, s.bytes), pairs_used ? 0.0 : residual_s).algorithm;
   const EssspTree e = esssp_tree(net, root);
   a.algorithms.push_back({"E-SSSP", completion_time(e.tree, net), false});
   a.algorithms.push_back({"E-SSSP + labeling", completion_time(label_tree(e.tree, net).tree, net), false});
@@ -235,7 +235,8 @@ std::string algorithm_that_ran(const CollectiveAdvice& a, const RunMeta& meta) {
     if (!b) return "";
     const BarrierName ran = b->algo == BarrierAlgo::Auto
                                 ? auto_barrier_runs({meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g}, a.site.comm_size,
-                                                    meta.delayed, meta.auto_native_dissemination)
+                                                    meta.delayed, meta.auto_native_mpich,
+                                                    substitutes_of(meta).auto_mpich_round_s)
                                 : *b;
     switch (ran.algo) {
       case BarrierAlgo::Mpi: return mpich;
@@ -257,6 +258,7 @@ std::string algorithm_that_ran(const CollectiveAdvice& a, const RunMeta& meta) {
       switch (a.auto_bcast) {
         case AutoBroadcast::Flat: return has("flat tree");
         case AutoBroadcast::Esssp: return has("E-SSSP + labeling");
+        case AutoBroadcast::Binomial: return has("binomial tree");
         case AutoBroadcast::Mpich:
           return meta.delayed && mpich_bcast_is_binomial(a.site.comm_size, a.site.bytes) ? has("binomial tree") : mpich;
       }

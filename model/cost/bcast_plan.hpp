@@ -9,6 +9,7 @@
 #include "format/collective_substitutes.hpp"
 #include "format/delay_pairs.hpp"
 #include "model/cost/collectives.hpp"
+#include "model/params/collective_times.hpp"
 
 namespace mstep::model {
 
@@ -31,10 +32,18 @@ BroadcastNetwork substitute_network(const LogGPSParams& loggps, std::span<const 
 // delay apparatus is on, which MPICH's own collectives would bypass, so auto then runs libmstep's
 // binomial tree where MPICH's choice is the binomial tree. `net` is only read when n <= kEssspMaxRanks
 // (auto on two members without delays runs MPICH's own and needs none).
+// `mpich`: MPICH's collectives as calibrated (auto weighs MPICH's broadcast with its residual,
+// mpich_bcast_extra_s; null or without MPI_Bcast: its messages alone).
 SubstituteBroadcast plan_substitute_broadcast(BcastAlgo algo, const BroadcastNetwork& net, std::uint32_t n,
-                                              std::uint32_t root, std::uint64_t bytes, bool delayed);
+                                              std::uint32_t root, std::uint64_t bytes, bool delayed,
+                                              const CollectiveTable* mpich = nullptr);
 
 // Whether plan_substitute_broadcast needs the network at all for these inputs.
-bool substitute_broadcast_needs_network(BcastAlgo algo, std::uint32_t n, bool delayed);
+bool substitute_broadcast_needs_network(BcastAlgo algo, std::uint32_t n, bool delayed, const CollectiveTable* mpich = nullptr);
+
+// MPICH's own broadcast's cost beyond its binomial tree's messages on n ranks: MPI_Bcast's
+// calibrated residual at `bytes` (2 ranks, one round) times the tree's ceil(log2 n) rounds, as the
+// report's replay charges it; 0 without a calibrated MPI_Bcast.
+double mpich_bcast_extra_s(const CollectiveTable* mpich, std::uint32_t n, std::uint64_t bytes);
 
 }  // namespace mstep::model

@@ -140,10 +140,14 @@ BarrierName adaptive_barrier_name(const LogPBarrierParams& p, std::uint32_t P) {
   return {BarrierAlgo::Dissemination, 0};
 }
 
-BarrierName auto_barrier_runs(const LogPBarrierParams& p, std::uint32_t P, bool delayed, bool native_dissemination) {
+BarrierName auto_barrier_runs(const LogPBarrierParams& p, std::uint32_t P, bool delayed, bool native_mpich,
+                              double mpich_round_s) {
   const BarrierName b = adaptive_barrier_name(p, P);
-  if (b.algo == BarrierAlgo::Dissemination && native_dissemination && !delayed) return {BarrierAlgo::Mpi, 0};
-  return b;
+  if (delayed || !native_mpich) return b;
+  const double rounds = P > 1 ? std::ceil(std::log2(static_cast<double>(P))) : 0.0;
+  const double mpich = dissemination_barrier(p, P) + mpich_round_s * rounds;
+  if (adaptive_barrier_any_arity(p, P).time <= (1 - kAutoBarrierMargin) * mpich && P > 1) return b;
+  return {BarrierAlgo::Mpi, 0};
 }
 
 // ---- Broadcast schedules -----------------------------------------------------------------
@@ -297,11 +301,13 @@ std::string_view to_string(AutoBroadcast a) noexcept {
     case AutoBroadcast::Mpich: return "mpi";
     case AutoBroadcast::Flat: return "flat";
     case AutoBroadcast::Esssp: return "esssp";
+    case AutoBroadcast::Binomial: return "binomial";
   }
   return "unknown";
 }
 
-AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t root, bool mpich_binomial) {
+AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t root, bool mpich_binomial,
+                                   double mpich_extra_s) {
   AutoBroadcastChoice c;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   c.binomial_s = c.flat_s = c.esssp_s = nan;
@@ -314,8 +320,15 @@ AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t ro
   // E-SSSP only where it is strictly faster than the flat tree (on a uniform network it is the
   // flat tree); either only where it clears the margin over MPICH's binomial tree.
   const bool esssp_better = c.esssp_s < c.flat_s;
-  const double best = esssp_better ? c.esssp_s : c.flat_s;
-  if (!(best < (1 - kAutoBroadcastMargin) * c.binomial_s)) return c;
+  const double tree_best = esssp_better ? c.esssp_s : c.flat_s;
+  // libmstep's copy of MPICH's binomial tree, where MPICH's own costs more than its messages.
+  const bool copy_better = mpich_extra_s > 0 && c.binomial_s < tree_best;
+  const double best = copy_better ? c.binomial_s : tree_best;
+  if (!(best < (1 - kAutoBroadcastMargin) * (c.binomial_s + mpich_extra_s))) return c;
+  if (copy_better) {
+    c.algorithm = AutoBroadcast::Binomial;
+    return c;
+  }
   c.algorithm = esssp_better ? AutoBroadcast::Esssp : AutoBroadcast::Flat;
   c.tree = esssp_better ? std::move(esssp) : std::move(flat);
   return c;

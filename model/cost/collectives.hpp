@@ -62,12 +62,17 @@ struct AdaptiveBarrier {
 AdaptiveBarrier adaptive_barrier_any_arity(const LogPBarrierParams& p, std::uint32_t P);
 // The same choice as the substitute it names ("central", "tree:N" or "dissemination").
 BarrierName adaptive_barrier_name(const LogPBarrierParams& p, std::uint32_t P);
-// What MSTEP_BARRIER=auto runs: the adaptive choice, but MPICH's own barrier where that choice is
-// dissemination, the algorithm MPICH runs itself (natively, without the duplicate communicator
-// and the wrapped calls of libmstep's copy), unless the delay apparatus is on (MPICH's own
-// messages bypass it, so libmstep's copy runs there). `native_dissemination` false: a trace of
-// an older libmstep, which ran its own copy in every case.
-BarrierName auto_barrier_runs(const LogPBarrierParams& p, std::uint32_t P, bool delayed, bool native_dissemination = true);
+// What MSTEP_BARRIER=auto runs: the adaptive choice where it is predicted at least
+// kAutoBarrierMargin faster than MPICH's own barrier, else MPICH's own. MPICH's is dissemination
+// plus `mpich_round_s` a round: what `mstep calibrate` measured MPI_Barrier to cost at 2 ranks (one
+// round) beyond its messages (its software path; 0 where not calibrated), as the report's replay
+// charges it. So where the choice is dissemination and nothing was calibrated, MPICH's own runs
+// (the same algorithm, without libmstep's duplicate communicator and wrapped calls). Under the
+// delay apparatus, which MPICH's messages bypass, and in traces of an older libmstep
+// (`native_mpich` false), the adaptive choice whatever it is.
+inline constexpr double kAutoBarrierMargin = 0.10;
+BarrierName auto_barrier_runs(const LogPBarrierParams& p, std::uint32_t P, bool delayed, bool native_mpich = true,
+                              double mpich_round_s = 0);
 
 // ---- Broadcast on a heterogeneous network (Mateescu and Taylor) ------------------------------
 
@@ -167,7 +172,11 @@ constexpr bool mpich_bcast_is_binomial(std::uint32_t nodes, std::uint64_t bytes)
 // application keeps MPICH's tuned code, so auto is not slower than MPICH by a model's error).
 // Where MPICH would not run the binomial tree (mpich_binomial false: a long message on 8 ranks
 // or more, where it scatters and gathers), MPICH's own, with no times.
-enum class AutoBroadcast : std::uint8_t { Mpich, Flat, Esssp };
+// `mpich_extra_s`: what MPICH's own broadcast costs beyond its binomial tree's messages (its
+// calibrated residual, mpich_bcast_extra_s; 0 where not calibrated): MPICH's is then binomial_s +
+// mpich_extra_s, and libmstep's copy of the binomial tree (Binomial) is a candidate beside the
+// flat and E-SSSP trees.
+enum class AutoBroadcast : std::uint8_t { Mpich, Flat, Esssp, Binomial };
 std::string_view to_string(AutoBroadcast a) noexcept;
 inline constexpr double kAutoBroadcastMargin = 0.10;
 struct AutoBroadcastChoice {
@@ -175,7 +184,8 @@ struct AutoBroadcastChoice {
   double binomial_s = 0, flat_s = 0, esssp_s = 0;  // completion times (NaN where not computed)
   BroadcastTree tree;  // the chosen schedule; empty for Mpich
 };
-AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t root, bool mpich_binomial);
+AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t root, bool mpich_binomial,
+                                   double mpich_extra_s = 0);
 
 // The latency and injection time of one k-byte message between two ranks of a uniform LogGPS
 // network, as Mateescu and Taylor's w and D: the sender is busy for D = max(g, MPI_Send time with

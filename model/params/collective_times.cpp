@@ -20,6 +20,11 @@ double CollectiveTimes::residual(std::uint64_t m) const {
   return at(i - 1) + t * (at(i) - at(i - 1));
 }
 
+double mpich_barrier_round_s(const CollectiveTable& table) {
+  const auto it = table.find(Op::Barrier);
+  return it == table.end() ? 0.0 : it->second.residual(0);
+}
+
 namespace {
 
 [[noreturn]] void fail(const std::string& file, const std::string& key, const std::string& what) {

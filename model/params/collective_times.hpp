@@ -31,6 +31,10 @@ struct CollectiveTimes {
 // By blocking operation (Op::Allreduce, ...).
 using CollectiveTable = std::map<Op, CollectiveTimes>;
 
+// MPI_Barrier's calibrated cost beyond its messages per round of MPICH's dissemination (its
+// residual at 2 ranks, one round); 0 where the table has no MPI_Barrier.
+double mpich_barrier_round_s(const CollectiveTable& table);
+
 // "collectives": {"MPI_Allreduce": {"bytes": [...], "measured_s": [...], "model_s": [...]}, ...};
 // ParamsError naming the key on anything else.
 CollectiveTable read_collective_times(const nlohmann::json& j, const std::string& file);

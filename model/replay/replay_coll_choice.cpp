@@ -13,6 +13,7 @@
 #include "format/collective_substitutes.hpp"
 #include "format/delay_pairs.hpp"
 #include "model/cost/bcast_plan.hpp"
+#include "model/params/collective_times.hpp"
 #include "model/replay/coll_math.hpp"
 #include "model/replay/replay_collectives.hpp"
 
@@ -45,17 +46,17 @@ std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n) {
 
 class BcastPlans {
  public:
-  BcastPlans(BcastAlgo algo, const LogGPSParams& loggps, PairLatency pairs, bool delayed)
-      : algo_(algo), loggps_(loggps), pairs_(std::move(pairs)), delayed_(delayed) {}
+  BcastPlans(BcastAlgo algo, const LogGPSParams& loggps, PairLatency pairs, bool delayed, CollectiveTable mpich)
+      : algo_(algo), loggps_(loggps), pairs_(std::move(pairs)), delayed_(delayed), mpich_(std::move(mpich)) {}
 
   // The plan for these members (world ranks), root and size; the same object for the same inputs.
   const SubstituteBroadcast& get(std::span<const std::int32_t> members, std::uint32_t root, std::uint64_t m) {
     const auto n = static_cast<std::uint32_t>(members.size());
-    if (!substitute_broadcast_needs_network(algo_, n, delayed_)) {
+    if (!substitute_broadcast_needs_network(algo_, n, delayed_, &mpich_)) {
       // No network to build: the same answer for every such communicator.
       std::lock_guard lock(mutex_);
       auto& p = simple_[n > kEssspMaxRanks ? 1 : 0];
-      if (!p) p = std::make_unique<SubstituteBroadcast>(plan_substitute_broadcast(algo_, BroadcastNetwork{}, n, root, m, delayed_));
+      if (!p) p = std::make_unique<SubstituteBroadcast>(plan_substitute_broadcast(algo_, BroadcastNetwork{}, n, root, m, delayed_, &mpich_));
       return *p;
     }
     Key key{std::vector<std::int32_t>(members.begin(), members.end()), root, m};
@@ -63,7 +64,7 @@ class BcastPlans {
     auto& p = plans_[std::move(key)];
     if (!p)
       p = std::make_unique<SubstituteBroadcast>(
-          plan_substitute_broadcast(algo_, substitute_network(loggps_, members, pairs_, m), n, root, m, delayed_));
+          plan_substitute_broadcast(algo_, substitute_network(loggps_, members, pairs_, m), n, root, m, delayed_, &mpich_));
     return *p;
   }
 
@@ -73,12 +74,24 @@ class BcastPlans {
   LogGPSParams loggps_;
   PairLatency pairs_;
   bool delayed_;
+  CollectiveTable mpich_;  // meta.json collectives.mpich: what auto weighed MPICH's broadcast at
   std::mutex mutex_;
   std::map<Key, std::unique_ptr<SubstituteBroadcast>> plans_;
   std::array<std::unique_ptr<SubstituteBroadcast>, 2> simple_;  // [n > kEssspMaxRanks]
 };
 
 namespace {
+
+// meta.json's "collectives.mpich": MPICH's collectives as calibrated, which auto weighed; empty
+// when absent or damaged (auto then weighed their messages alone).
+CollectiveTable recorded_mpich(const std::string& text) {
+  if (text.empty()) return {};
+  try {
+    return read_collective_times(nlohmann::json::parse(text), "meta.json collectives.mpich");
+  } catch (const std::exception&) {
+    return {};
+  }
+}
 
 // meta.json's "collectives.loggps" (seconds; s and S in bytes, null for infinite); nullopt when
 // it is not there or not whole.
@@ -132,8 +145,9 @@ CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
     s.barrier = CollAlgo::BarrierDissemination;
     s.barrier_auto = true;
     s.logp = LogPBarrierParams{meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g};
-    s.auto_native = meta.auto_native_dissemination;
+    s.auto_native = meta.auto_native_mpich;
     s.auto_delayed = meta.delayed;
+    s.auto_mpich_round_s = mpich_barrier_round_s(recorded_mpich(meta.auto_mpich_json));
   }
   if (s.bcast_recorded) {
     const auto algo = parse_bcast_name(meta.bcast_substitute);
@@ -141,7 +155,9 @@ CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
     std::string error;
     PairLatency pairs;
     if (!meta.delay_pairs_json.empty()) pairs = PairLatency::parse(meta.delay_pairs_json, meta.ranks, error);
-    if (algo && loggps && error.empty()) s.plans = std::make_shared<BcastPlans>(*algo, *loggps, std::move(pairs), meta.delayed);
+    if (algo && loggps && error.empty())
+      s.plans = std::make_shared<BcastPlans>(*algo, *loggps, std::move(pairs), meta.delayed,
+                                             *algo == BcastAlgo::Auto && meta.auto_native_mpich ? recorded_mpich(meta.auto_mpich_json) : CollectiveTable{});
   }
   return s;
 }
@@ -153,7 +169,8 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
     s.algo = CollAlgo::Nothing;
     return s;
   }
-  const BarrierName auto_ran = subs.barrier_auto ? auto_barrier_runs(subs.logp, n, subs.auto_delayed, subs.auto_native)
+  const BarrierName auto_ran = subs.barrier_auto ? auto_barrier_runs(subs.logp, n, subs.auto_delayed, subs.auto_native,
+                                                                     subs.auto_mpich_round_s)
                                                   : BarrierName{BarrierAlgo::Mpi, 0};
   // auto where MPICH's own barrier ran: charged below as MPICH's.
   if (op == Op::Barrier && subs.barrier != CollAlgo::Unsupported && !(subs.barrier_auto && auto_ran.algo == BarrierAlgo::Mpi)) {

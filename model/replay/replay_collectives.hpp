@@ -66,8 +66,9 @@ struct CollectiveSubstitutes {
   // MSTEP_BARRIER=auto: per communicator size, adaptive_barrier_any_arity under these parameters
   // (as libmstep chose); `barrier` is then BarrierDissemination, a placeholder.
   bool barrier_auto = false;
-  bool auto_native = false;   // auto_barrier_runs's native_dissemination and delayed, from meta.json
+  bool auto_native = false;   // auto_barrier_runs's native_mpich, delayed and mpich_round_s, from meta.json
   bool auto_delayed = false;
+  double auto_mpich_round_s = 0;
   LogPBarrierParams logp;
   CollAlgo bcast = CollAlgo::Unsupported;    // Unsupported: MPICH's; else BcastFlat or BcastBinomial
   // MSTEP_BCAST=esssp or auto: the tree (auto: also whether MPICH's ran) depends on the run's

@@ -47,9 +47,10 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       if (c.contains("logp")) {
         const auto& l = c.at("logp");
         m.auto_L = l.value("L", 0.0), m.auto_o = l.value("o", 0.0), m.auto_g = l.value("g", 0.0);
-        m.auto_native_dissemination = l.value("native_dissemination", false);
+        m.auto_native_mpich = l.value("native_mpich", false);
       }
       if (c.contains("loggps") && c.at("loggps").is_object()) m.bcast_loggps_json = c.at("loggps").dump();
+      if (c.contains("mpich") && c.at("mpich").is_object()) m.auto_mpich_json = c.at("mpich").dump();
     }
     if (j.contains("packed")) m.ranks_per_pack = j.at("packed").value("ranks_per_file", std::uint64_t{0});
     const int v = j.value("format_version", 0);

@@ -30,9 +30,12 @@ struct RunMeta {
   // "central", "tree:4", "dissemination"; "flat", "binomial".
   std::string barrier_substitute, bcast_substitute;
   double auto_L = 0, auto_o = 0, auto_g = 0;  // barrier "auto": the LogP parameters it chose by
-  // barrier "auto": MPICH's own barrier ran where the choice was dissemination (meta.json
-  // collectives.logp.native_dissemination; false in traces of older libmstep: its own copy ran)
-  bool auto_native_dissemination = false;
+  // "auto": MPICH's own collective ran where auto saw no gain (meta.json collectives.logp.native_mpich;
+  // false in traces of older libmstep, whose auto barrier ran the adaptive choice in every case),
+  // and MPICH's collectives as calibrated, which it weighed (collectives.mpich: the parameter
+  // file's "collectives" entries for MPI_Barrier and MPI_Bcast; "" where none).
+  bool auto_native_mpich = false;
+  std::string auto_mpich_json;
   bool delayed = false;  // the delay apparatus was on (meta.json "delay")
   // A packed directory (format_version 3): ranks per pack file; 0 for a file per rank.
   std::uint64_t ranks_per_pack = 0;

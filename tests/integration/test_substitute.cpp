@@ -116,26 +116,42 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}});
   }
   {
-    // L = 1 us, o = g = 0: on 4 ranks the central counter (2 L) ties dissemination's two rounds
-    // and wins the tie; on the halves (2 ranks) one dissemination round (L) beats it, and
-    // dissemination is MPICH's own algorithm: MPICH's barrier runs there, no message of libmstep's.
+    // L = 1 us, o = g = 0, and MPICH's barrier calibrated at 2 us (1 us a round beyond its
+    // messages): on 4 ranks the central counter (2 L) ties dissemination's two rounds and wins the
+    // tie, 2 us against MPICH's 4; on the halves (2 ranks) one dissemination round (L), 1 us
+    // against MPICH's 2: libmstep's dissemination.
     INFO("MSTEP_BARRIER=auto: the adaptive choice per communicator size, recomputed by the report");
     const fs::path dir = test_dir() / "auto";
     const fs::path params = dir.parent_path() / "auto.json";
-    std::ofstream(params) << R"({"L": 1e-6, "o": 0, "g": 0, "Os": 0, "Or": 0, "Gs": 0, "Gl": 0, "s": null, "S": null})";
+    std::ofstream(params) << R"({"L": 1e-6, "o": 0, "g": 0, "Os": 0, "Or": 0, "Gs": 0, "Gl": 0, "s": null, "S": null,
+      "collectives": {"MPI_Barrier": {"bytes": [0], "measured_s": [2e-6], "model_s": [1e-6]}}})";
     const Result r = record(dir, 4, {prog("collectives")},
                             {{"LD_PRELOAD", kCountShim}, {"MSTEP_BARRIER", "auto"}, {"MSTEP_PARAMS", params.string()}});
     check_recorded(r, 4);
-    const std::map<int, Counts> want{{0, {3, 3, 0}}, {1, {1, 1, 0}}, {2, {1, 1, 0}}, {3, {1, 1, 0}}};
+    const std::map<int, Counts> want{{0, {3, 3, 1}}, {1, {1, 1, 1}}, {2, {1, 1, 1}}, {3, {1, 1, 1}}};
     CHECK(counts_of(r.err) == want);
     const json c = meta_of(dir).at("collectives");
     CHECK(c.at("barrier") == "auto");
     CHECK(c.at("logp").at("L") == 1e-6);
-    CHECK(c.at("logp").at("native_dissemination") == true);
+    CHECK(c.at("logp").at("native_mpich") == true);
+    CHECK(c.at("mpich").at("MPI_Barrier").at("measured_s") == json::array({2e-6}));
     const std::vector<std::string> algos = report_algorithms(dir, params);
     const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
     CHECK(has("MPI_Barrier: central counter (libmstep's substitute for 4 ranks; 1 call)"));
-    CHECK(has("MPI_Barrier: dissemination (MPICH default for 2 ranks; 2 calls)"));
+    CHECK(has("MPI_Barrier: dissemination (libmstep's substitute for 2 ranks; 2 calls)"));
+
+    // The same parameters without MPICH's calibrated barrier: no gain on 2 ranks (dissemination is
+    // MPICH's own algorithm) nor on 4 (the tie): MPICH's barrier everywhere, no message of libmstep's.
+    const fs::path bare = dir.parent_path() / "auto_bare.json";
+    std::ofstream(bare) << R"({"L": 1e-6, "o": 0, "g": 0, "Os": 0, "Or": 0, "Gs": 0, "Gl": 0, "s": null, "S": null})";
+    const fs::path dir2 = test_dir() / "auto_bare";
+    const Result r2 = record(dir2, 4, {prog("collectives")},
+                             {{"LD_PRELOAD", kCountShim}, {"MSTEP_BARRIER", "auto"}, {"MSTEP_PARAMS", bare.string()}});
+    check_recorded(r2, 4);
+    const std::map<int, Counts> none_sent{{0, {0, 0, 0}}, {1, {0, 0, 0}}, {2, {0, 0, 0}}, {3, {0, 0, 0}}};
+    CHECK(counts_of(r2.err) == none_sent);
+    const std::vector<std::string> algos2 = report_algorithms(dir2, bare);
+    CHECK(std::find(algos2.begin(), algos2.end(), "MPI_Barrier: dissemination (MPICH default for 4 ranks; 1 call)") != algos2.end());
 
     const Result none = record(test_dir() / "auto_none", 2, {prog("collectives")},
                                {{"MSTEP_BARRIER", "auto"}, {"MSTEP_PARAMS", (dir / "missing.json").string()}});

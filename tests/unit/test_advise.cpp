@@ -280,27 +280,41 @@ TEST_CASE("advise: the adaptive barrier over every tree arity (MSTEP_BARRIER=aut
   CHECK(s.substitute);
 }
 
-TEST_CASE("advise: MSTEP_BARRIER=auto runs MPICH's own barrier where its choice is dissemination", "[advise]") {
-  // L = 1, o = g = 0 at P = 2: dissemination's one round (1) beats the central counter (2):
-  // MPICH's own algorithm, which MPICH runs natively; libmstep's copy only under the delay
-  // apparatus (MPICH's messages bypass it) or in a trace of an older libmstep.
+TEST_CASE("advise: MSTEP_BARRIER=auto runs MPICH's own barrier unless its choice is clearly faster", "[advise]") {
+  // L = 1, o = g = 0. At P = 2 dissemination's one round (1) is the adaptive choice, MPICH's own
+  // algorithm: with nothing calibrated MPICH's barrier is predicted the same, so MPICH's own runs.
+  // libmstep's copy runs under the delay apparatus (MPICH's messages bypass it) and in traces of
+  // an older libmstep.
   const LogPBarrierParams p{1, 0, 0, 0};
   CHECK(adaptive_barrier_name(p, 2).algo == BarrierAlgo::Dissemination);
   CHECK(auto_barrier_runs(p, 2, false).algo == BarrierAlgo::Mpi);
   CHECK(auto_barrier_runs(p, 2, true).algo == BarrierAlgo::Dissemination);
   CHECK(auto_barrier_runs(p, 2, false, false).algo == BarrierAlgo::Dissemination);
-  // At P = 4 the central counter wins its tie: libmstep's, delayed or not.
-  CHECK(auto_barrier_runs(p, 4, false).algo == BarrierAlgo::Central);
-  // The replay charges what ran: MPICH's default (not a substitute) on 2 ranks.
+  // At P = 4 the central counter (2) ties dissemination's two rounds (2): no gain, MPICH's.
+  CHECK(auto_barrier_runs(p, 4, false).algo == BarrierAlgo::Mpi);
+  // MPICH measured 0.5 a round beyond its messages: 2 + 2 * 0.5 = 3 at P = 4, and the central
+  // counter's 2 is more than 10% faster; at P = 2, 1 against 1.5: libmstep's dissemination.
+  CHECK(auto_barrier_runs(p, 4, false, true, 0.5).algo == BarrierAlgo::Central);
+  CHECK(auto_barrier_runs(p, 2, false, true, 0.5).algo == BarrierAlgo::Dissemination);
+  // 0.05 a round: 1 against 1.05 at P = 2, within the 10% margin: MPICH's.
+  CHECK(auto_barrier_runs(p, 2, false, true, 0.05).algo == BarrierAlgo::Mpi);
+  // The replay charges what ran, from meta.json: MPICH's default (not a substitute) on 2 ranks.
   mstep::RunMeta meta;
-  meta.barrier_substitute = "auto", meta.auto_L = 1, meta.auto_native_dissemination = true;
+  meta.barrier_substitute = "auto", meta.auto_L = 1, meta.auto_native_mpich = true;
   const CollShape two = choose_collective(Op::Barrier, 2, 0, 0, substitutes_of(meta));
   CHECK(two.algo == CollAlgo::BarrierDissemination);
   CHECK_FALSE(two.substitute);
-  CHECK(choose_collective(Op::Barrier, 4, 0, 0, substitutes_of(meta)).algo == CollAlgo::BarrierCentral);
+  CHECK_FALSE(choose_collective(Op::Barrier, 4, 0, 0, substitutes_of(meta)).substitute);
+  // With MPICH's calibrated barrier in meta.json (measured 1.5 where its messages are 1):
+  meta.auto_mpich_json = R"({"MPI_Barrier": {"bytes": [0], "measured_s": [1.5], "model_s": [1.0]}})";
+  const CollShape four = choose_collective(Op::Barrier, 4, 0, 0, substitutes_of(meta));
+  CHECK(four.algo == CollAlgo::BarrierCentral);
+  CHECK(four.substitute);
+  CHECK(choose_collective(Op::Barrier, 2, 0, 0, substitutes_of(meta)).substitute);
+  meta.auto_mpich_json.clear();
   meta.delayed = true;
   CHECK(choose_collective(Op::Barrier, 2, 0, 0, substitutes_of(meta)).substitute);
-  meta.delayed = false, meta.auto_native_dissemination = false;  // an older trace
+  meta.delayed = false, meta.auto_native_mpich = false;  // an older trace
   CHECK(choose_collective(Op::Barrier, 2, 0, 0, substitutes_of(meta)).substitute);
 }
 

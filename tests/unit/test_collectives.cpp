@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/cost/barrier_pairs.hpp"
+#include "model/cost/bcast_plan.hpp"
 #include "model/cost/collectives.hpp"
 
 using namespace mstep::model;
@@ -244,6 +245,41 @@ TEST_CASE("MSTEP_BCAST=auto: a tree only where it beats MPICH's binomial tree by
     // The 10% margin: w = 1.4: 4.4 against 0.9 * 4.8 = 4.32, MPICH's; w = 1.6: 4.6 < 0.9 * 5.2.
     CHECK(auto_broadcast(uniform(4, 1.4, 1), 0, true).algorithm == AutoBroadcast::Mpich);
     CHECK(auto_broadcast(uniform(4, 1.6, 1), 0, true).algorithm == AutoBroadcast::Flat);
+  }
+  SECTION("MPICH's broadcast costing more than its messages (its calibrated residual)") {
+    // 4 nodes, w = D = 1: flat and binomial 4 each. MPICH's own 4 + 1 = 5: the flat tree's 4 is
+    // under 0.9 * 5; with 0.3 more (4.3, 0.9 * 4.3 = 3.87) it is not: MPICH's own.
+    CHECK(auto_broadcast(uniform(4, 1, 1), 0, true, 1.0).algorithm == AutoBroadcast::Flat);
+    CHECK(auto_broadcast(uniform(4, 1, 1), 0, true, 0.3).algorithm == AutoBroadcast::Mpich);
+    // 8 nodes, w = 0.5, D = 1 (injection dearer than latency, as on shared memory): flat 7 D + w =
+    // 7.5, E-SSSP with its labeling 5.5, binomial 4.5 (0 -> 4 at 1.5, -> 2 at 2.5, -> 1 at 3.5; 4 ->
+    // 6 at 3, -> 5 at 4; 2 -> 3 at 4; 6 -> 7 at 4.5). Without a residual MPICH's own; with 1
+    // (MPICH 5.5, 0.9 * 5.5 = 4.95) libmstep's copy of the binomial tree; with 0.3 (4.32) MPICH's.
+    const AutoBroadcastChoice none = auto_broadcast(uniform(8, 0.5, 1), 0, true);
+    CHECK(none.algorithm == AutoBroadcast::Mpich);
+    CHECK(none.binomial_s == 4.5);
+    CHECK(none.flat_s == 7.5);
+    CHECK(none.esssp_s == 5.5);
+    const AutoBroadcastChoice copy = auto_broadcast(uniform(8, 0.5, 1), 0, true, 1.0);
+    CHECK(copy.algorithm == AutoBroadcast::Binomial);
+    CHECK(copy.tree.parent.empty());
+    CHECK(to_string(copy.algorithm) == "binomial");
+    CHECK(auto_broadcast(uniform(8, 0.5, 1), 0, true, 0.3).algorithm == AutoBroadcast::Mpich);
+    // w = 1: E-SSSP 6 ties the binomial tree, and a tree of libmstep's own is preferred on a tie.
+    CHECK(auto_broadcast(uniform(8, 1, 1), 0, true, 1.0).algorithm == AutoBroadcast::Esssp);
+    // The plan libmstep and the replay share: the extra is MPI_Bcast's residual at the size times
+    // ceil(log2 n) rounds (1 us measured beyond 0.875 us modelled at 8 B: 0.125 us a round, 3 rounds
+    // at 8 ranks), and a binomial choice is libmstep's binomial tree.
+    const CollectiveTable mpich{{mstep::Op::Bcast, CollectiveTimes{{8}, {1e-6}, {0.875e-6}}}};
+    CHECK(mpich_bcast_extra_s(&mpich, 8, 8) == Approx(0.375e-6));
+    CHECK(mpich_bcast_extra_s(nullptr, 8, 8) == 0);
+    const CollectiveTable big{{mstep::Op::Bcast, CollectiveTimes{{8}, {2}, {1}}}};
+    CHECK(plan_substitute_broadcast(mstep::BcastAlgo::Auto, uniform(8, 0.5, 1), 8, 0, 8, false, &big).kind ==
+          SubstituteBroadcast::Binomial);
+    CHECK(plan_substitute_broadcast(mstep::BcastAlgo::Auto, uniform(8, 0.5, 1), 8, 0, 8, false).kind == SubstituteBroadcast::Mpich);
+    // Two ranks: without a calibrated broadcast no plan is needed (MPICH's own); with one, a plan.
+    CHECK_FALSE(substitute_broadcast_needs_network(mstep::BcastAlgo::Auto, 2, false));
+    CHECK(substitute_broadcast_needs_network(mstep::BcastAlgo::Auto, 2, false, &big));
   }
   SECTION("a slow link 0-2: the E-SSSP tree goes around it") {
     // w(0,1) = w(1,2) = 1, w(0,2) = 100, D = 1. E-SSSP: 0 -> 1 (dist 2), 1 -> 2 (2 + 1 + 1 = 4):
