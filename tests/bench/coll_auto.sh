@@ -9,8 +9,9 @@
 # the instances of a call site; broadcast sites of every root pooled); the settings alternate within
 # each round, and each figure is the median over the rounds.
 #   tests/bench/coll_auto.sh [BUILD_DIR] [PARAMS]
-# Environment: RANKS ("4 8 16"), SIZES ("8 65536"), ITER (2000), ROUNDS (3), KEEP (a folder that
-# keeps each run's advice JSON, to print the tables again: KEEP=DIR AGAIN=1 skips the runs).
+# Environment: RANKS ("4 8 16"), SIZES ("8 65536"), ITER (2000), ROUNDS (3), ONLY (labels of the
+# settings below to run, e.g. "mpich sub6" for auto against MPICH's default; default all), KEEP (a
+# folder that keeps each run's advice JSON, to print the tables again: KEEP=DIR AGAIN=1 skips the runs).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 params=$(realpath "${2:-$HOME/.config/mstep/params.json}")
@@ -46,6 +47,7 @@ if [[ -z ${AGAIN:-} ]]; then
     for bytes in $sizes; do
       for round in $(seq 1 "$rounds"); do
         while IFS== read -r label s; do
+          [[ -z ${ONLY:-} || " $ONLY " == *" $label "* ]] || continue
           IFS=/ read -r barrier bcast cvb cvc <<<"$s"
           tag="n$n-b$bytes-$label-r$round"
           env=(MSTEP_PARAMS="$params" MSTEP_BARRIER="$barrier" MSTEP_BCAST="$bcast")
