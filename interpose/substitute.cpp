@@ -264,11 +264,15 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
       p.Gs = j.at("Gs").get<double>(), p.Gl = j.at("Gl").get<double>();
       p.s = size(j.at("s")), p.S = size(j.at("S"));
     }
-    // MPICH's own collectives as calibrated (older parameter files have none: auto then weighs
-    // their messages alone).
+    // MPICH's own collectives as calibrated (older parameter files have none, and a damaged entry
+    // counts as none: auto then weighs their messages alone; `mstep report` names the damage).
     if (j.contains("collectives")) {
-      for (auto& [op, times] : model::read_collective_times(j.at("collectives"), path))
-        if (op == Op::Barrier || op == Op::Bcast) s.mpich.emplace(op, std::move(times));
+      try {
+        for (auto& [op, times] : model::read_collective_times(j.at("collectives"), path))
+          if (op == Op::Barrier || op == Op::Bcast) s.mpich.emplace(op, std::move(times));
+      } catch (const std::exception&) {
+        s.mpich.clear();
+      }
     }
   } catch (const std::exception&) {
     s.error = fmt::format("{}: {} has no numbers {}", setting, path, full ? "L, o, Os, Or, g, Gs, Gl, s and S" : "L, o and g");
