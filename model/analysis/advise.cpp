@@ -236,7 +236,7 @@ std::string algorithm_that_ran(const CollectiveAdvice& a, const RunMeta& meta) {
     const BarrierName ran = b->algo == BarrierAlgo::Auto
                                 ? auto_barrier_runs({meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g}, a.site.comm_size,
                                                     meta.delayed, meta.auto_native_mpich,
-                                                    substitutes_of(meta).auto_mpich_round_s)
+                                                    mpich_barrier_round_s(meta.auto_mpich))
                                 : *b;
     switch (ran.algo) {
       case BarrierAlgo::Mpi: return mpich;

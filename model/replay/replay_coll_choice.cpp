@@ -82,17 +82,6 @@ class BcastPlans {
 
 namespace {
 
-// meta.json's "collectives.mpich": MPICH's collectives as calibrated, which auto weighed; empty
-// when absent or damaged (auto then weighed their messages alone).
-CollectiveTable recorded_mpich(const std::string& text) {
-  if (text.empty()) return {};
-  try {
-    return read_collective_times(nlohmann::json::parse(text), "meta.json collectives.mpich");
-  } catch (const std::exception&) {
-    return {};
-  }
-}
-
 // meta.json's "collectives.loggps" (seconds; s and S in bytes, null for infinite); nullopt when
 // it is not there or not whole.
 std::optional<LogGPSParams> recorded_loggps(const std::string& text) {
@@ -147,7 +136,7 @@ CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
     s.logp = LogPBarrierParams{meta.auto_L, meta.auto_o, meta.auto_o, meta.auto_g};
     s.auto_native = meta.auto_native_mpich;
     s.auto_delayed = meta.delayed;
-    s.auto_mpich_round_s = mpich_barrier_round_s(recorded_mpich(meta.auto_mpich_json));
+    s.auto_mpich_round_s = mpich_barrier_round_s(meta.auto_mpich);
   }
   if (s.bcast_recorded) {
     const auto algo = parse_bcast_name(meta.bcast_substitute);
@@ -157,7 +146,7 @@ CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
     if (!meta.delay_pairs_json.empty()) pairs = PairLatency::parse(meta.delay_pairs_json, meta.ranks, error);
     if (algo && loggps && error.empty())
       s.plans = std::make_shared<BcastPlans>(*algo, *loggps, std::move(pairs), meta.delayed,
-                                             *algo == BcastAlgo::Auto && meta.auto_native_mpich ? recorded_mpich(meta.auto_mpich_json) : CollectiveTable{});
+                                             *algo == BcastAlgo::Auto && meta.auto_native_mpich ? meta.auto_mpich : CollectiveTable{});
   }
   return s;
 }
@@ -169,9 +158,9 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
     s.algo = CollAlgo::Nothing;
     return s;
   }
-  const BarrierName auto_ran = subs.barrier_auto ? auto_barrier_runs(subs.logp, n, subs.auto_delayed, subs.auto_native,
-                                                                     subs.auto_mpich_round_s)
-                                                  : BarrierName{BarrierAlgo::Mpi, 0};
+  const BarrierName auto_ran = op == Op::Barrier && subs.barrier_auto
+                                   ? auto_barrier_runs(subs.logp, n, subs.auto_delayed, subs.auto_native, subs.auto_mpich_round_s)
+                                   : BarrierName{BarrierAlgo::Mpi, 0};
   // auto where MPICH's own barrier ran: charged below as MPICH's.
   if (op == Op::Barrier && subs.barrier != CollAlgo::Unsupported && !(subs.barrier_auto && auto_ran.algo == BarrierAlgo::Mpi)) {
     s.algo = subs.barrier, s.arity = subs.arity, s.substitute = true;

@@ -50,7 +50,14 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
         m.auto_native_mpich = l.value("native_mpich", false);
       }
       if (c.contains("loggps") && c.at("loggps").is_object()) m.bcast_loggps_json = c.at("loggps").dump();
-      if (c.contains("mpich") && c.at("mpich").is_object()) m.auto_mpich_json = c.at("mpich").dump();
+      if (c.contains("mpich") && c.at("mpich").is_object()) {
+        // Damaged: auto's choices are then recomputed from the messages alone.
+        try {
+          m.auto_mpich = model::read_collective_times(c.at("mpich"), "meta.json collectives.mpich");
+        } catch (const std::exception&) {
+          m.auto_mpich.clear();
+        }
+      }
     }
     if (j.contains("packed")) m.ranks_per_pack = j.at("packed").value("ranks_per_file", std::uint64_t{0});
     const int v = j.value("format_version", 0);

@@ -9,6 +9,7 @@
 
 #include "format/environment.hpp"
 #include "format/rank_trace.hpp"
+#include "model/params/collective_times.hpp"
 
 namespace mstep {
 
@@ -33,9 +34,9 @@ struct RunMeta {
   // "auto": MPICH's own collective ran where auto saw no gain (meta.json collectives.logp.native_mpich;
   // false in traces of older libmstep, whose auto barrier ran the adaptive choice in every case),
   // and MPICH's collectives as calibrated, which it weighed (collectives.mpich: the parameter
-  // file's "collectives" entries for MPI_Barrier and MPI_Bcast; "" where none).
+  // file's "collectives" entries for MPI_Barrier and MPI_Bcast; empty where none or damaged).
   bool auto_native_mpich = false;
-  std::string auto_mpich_json;
+  model::CollectiveTable auto_mpich;
   bool delayed = false;  // the delay apparatus was on (meta.json "delay")
   // A packed directory (format_version 3): ranks per pack file; 0 for a file per rank.
   std::uint64_t ranks_per_pack = 0;

@@ -306,12 +306,12 @@ TEST_CASE("advise: MSTEP_BARRIER=auto runs MPICH's own barrier unless its choice
   CHECK_FALSE(two.substitute);
   CHECK_FALSE(choose_collective(Op::Barrier, 4, 0, 0, substitutes_of(meta)).substitute);
   // With MPICH's calibrated barrier in meta.json (measured 1.5 where its messages are 1):
-  meta.auto_mpich_json = R"({"MPI_Barrier": {"bytes": [0], "measured_s": [1.5], "model_s": [1.0]}})";
+  meta.auto_mpich[Op::Barrier] = CollectiveTimes{{0}, {1.5}, {1.0}};
   const CollShape four = choose_collective(Op::Barrier, 4, 0, 0, substitutes_of(meta));
   CHECK(four.algo == CollAlgo::BarrierCentral);
   CHECK(four.substitute);
   CHECK(choose_collective(Op::Barrier, 2, 0, 0, substitutes_of(meta)).substitute);
-  meta.auto_mpich_json.clear();
+  meta.auto_mpich.clear();
   meta.delayed = true;
   CHECK(choose_collective(Op::Barrier, 2, 0, 0, substitutes_of(meta)).substitute);
   meta.delayed = false, meta.auto_native_mpich = false;  // an older trace
