@@ -64,8 +64,9 @@ if [[ -z ${AGAIN:-} ]]; then
   done
 fi
 
-python3 - "$work" "$iter" "$rounds" "$settings" <<'EOF'
+PYTHONPATH="$(dirname "$0")${PYTHONPATH:+:$PYTHONPATH}" python3 - "$work" "$iter" "$rounds" "$settings" <<'EOF'
 import glob, json, os, re, statistics, sys
+from model_order import ordered_pairs
 work, iters, rounds, settings = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 setting = {}
 for line in settings.splitlines():
@@ -126,13 +127,7 @@ for (n, size, call), algs in sorted(rows.items()):
             if worst_auto is None or d > worst_auto[0]:
                 worst_auto = (d, call, n, size)
     modelled = [(m, p, name) for m, p, name in table if p is not None]
-    agree = pairs = 0
-    for i in range(len(modelled)):
-        for j in range(i + 1, len(modelled)):
-            (m1, p1, _), (m2, p2, _) = modelled[i], modelled[j]
-            if max(m1, m2) > 1.1 * min(m1, m2):
-                pairs += 1
-                agree += (p1 < p2) == (m1 < m2)
+    agree, pairs = ordered_pairs(modelled)
     agree_all += agree
     pairs_all += pairs
     print(f"  order: the model agrees on {agree} of {pairs} pairs measured more than 10% apart")

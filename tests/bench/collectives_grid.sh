@@ -51,8 +51,9 @@ for n in $ranks_list; do
   done
 done
 
-python3 - "$work" "$inter" "$iter" "$rounds" <<'EOF'
+PYTHONPATH="$(dirname "$0")${PYTHONPATH:+:$PYTHONPATH}" python3 - "$work" "$inter" "$iter" "$rounds" <<'EOF'
 import glob, json, os, re, statistics, sys
+from model_order import ordered_pairs
 work, inter, iters, rounds = sys.argv[1:5]
 rows = {}  # (n, bytes, call) -> algorithm -> {"pred": [..], "meas": [..]}
 for f in sorted(glob.glob(os.path.join(work, "*.json"))):
@@ -81,13 +82,7 @@ for (n, size, call), algs in sorted(rows.items()):
         table.append((meas, p, name))
     for meas, p, name in sorted(table):
         print(f"  {name:34s} {p * 1e6:10.1f} {meas * 1e6:10.1f}")
-    agree = pairs = 0
-    for i in range(len(table)):
-        for j in range(i + 1, len(table)):
-            (m1, p1, _), (m2, p2, _) = table[i], table[j]
-            if max(m1, m2) > 1.1 * min(m1, m2):
-                pairs += 1
-                agree += (p1 < p2) == (m1 < m2)
+    agree, pairs = ordered_pairs(table)
     agree_all += agree
     pairs_all += pairs
     print(f"  order: the model agrees on {agree} of {pairs} pairs measured more than 10% apart")
