@@ -10,7 +10,9 @@
 # each round, and each figure is the median over the rounds.
 #   tests/bench/coll_auto.sh [BUILD_DIR] [PARAMS]
 # Environment: RANKS ("4 8 16"), SIZES ("8 65536"), ITER (2000), ROUNDS (3), ONLY (labels of the
-# settings below to run, e.g. "mpich sub6" for auto against MPICH's default; default all), KEEP (a
+# settings below to run; default all. A broadcast's measured span depends on how the barrier before
+# it released the ranks, so "mpich sub7 sub8" compares each auto with MPICH's default after the
+# same other collective; "mpich sub6" changes both at once), KEEP (a
 # folder that keeps each run's advice JSON, to print the tables again: KEEP=DIR AGAIN=1 skips the runs).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -40,7 +42,9 @@ sub2=tree:2/binomial/-/-
 sub3=tree:4/esssp/-/-
 sub4=tree:8/mpi/-/-
 sub5=dissemination/auto/-/-
-sub6=auto/auto/-/-"
+sub6=auto/auto/-/-
+sub7=mpi/auto/-/-
+sub8=auto/mpi/-/-"
 
 if [[ -z ${AGAIN:-} ]]; then
   for n in $ranks_list; do
