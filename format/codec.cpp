@@ -148,41 +148,66 @@ EventFrameDecoder::EventFrameDecoder(std::span<const std::uint8_t> payload) {
   prev_.tag = kNoTag;
 }
 
+namespace {
+
+// One event of a frame, from the previous one. kChecked: every read checks its column's bounds;
+// otherwise the caller has made sure that the columns hold the worst case of one event.
+template <bool kChecked>
+Event decode_event(ByteReader& head, ByteReader& times, ByteReader& fields, const Event& prev,
+                   std::uint32_t& prev_request, std::size_t index) {
+  const auto u8 = [](ByteReader& r) { return kChecked ? r.u8() : r.u8_unchecked(); };
+  const auto varint = [](ByteReader& r) { return kChecked ? r.varint() : r.varint_unchecked(); };
+  const auto zigzag = [](ByteReader& r) { return kChecked ? r.zigzag() : r.zigzag_unchecked(); };
+  Event e;
+  const std::uint8_t op = u8(head);
+  if (!op_valid(op)) [[unlikely]]
+    throw TraceError(fmt::format("event {} has unknown operation code {}", index, op));
+  e.op = static_cast<Op>(op);
+  e.flags = u8(head);
+  const std::uint8_t mask = u8(head);
+  if (mask & kSameTimes) {
+    e.t_enter = prev.t_enter;
+    e.t_exit = prev.t_exit;
+  } else {
+    e.t_enter = prev.t_exit + static_cast<std::uint64_t>(zigzag(times));
+    e.t_exit = e.t_enter + static_cast<std::uint64_t>(zigzag(times));
+  }
+  e.peer = (mask & kPeerChanged) ? static_cast<std::int32_t>(plus(prev.peer, zigzag(fields))) : prev.peer;
+  e.tag = (mask & kTagChanged) ? static_cast<std::int32_t>(plus(prev.tag, zigzag(fields))) : prev.tag;
+  e.comm = (mask & kCommChanged) ? static_cast<std::uint16_t>(varint(fields)) : prev.comm;
+  e.callsite = (mask & kCallsiteChanged) ? static_cast<std::uint32_t>(plus(prev.callsite, zigzag(fields)))
+                                         : prev.callsite;
+  if (mask & kHasSendBytes) e.send_bytes = varint(fields);
+  if (mask & kHasRecvBytes) e.recv_bytes = varint(fields);
+  if (mask & kHasRequest) {
+    e.request = static_cast<std::uint32_t>(plus(prev_request, zigzag(fields)));
+    prev_request = e.request;
+  }
+  return e;
+}
+
+// The most one event takes of each column: 3 head bytes (the head column is exactly 3 a record,
+// checked when the frame is opened), two time varints, seven field varints.
+constexpr std::size_t kMaxTimeBytes = 2 * kMaxVarint, kMaxFieldBytes = 7 * kMaxVarint;
+
+}  // namespace
+
 void EventFrameDecoder::decode(std::vector<Event>& out, std::size_t limit) {
   const std::size_t take = std::min<std::size_t>(n_ - done_, limit);
-  if (const auto need = out.size() + take; out.capacity() < need)
+  const std::size_t first = out.size();
+  if (const auto need = first + take; out.capacity() < need)
     out.reserve(std::max(need, 2 * out.capacity()));  // geometric: frames are appended one by one
   Event prev = prev_;
+  std::uint32_t prev_request = prev_request_;
   for (std::size_t i = 0; i < take; ++i) {
-    Event e;
-    const std::uint8_t op = head_.u8();
-    if (!op_valid(op)) throw TraceError(fmt::format("event {} has unknown operation code {}", done_ + i, op));
-    e.op = static_cast<Op>(op);
-    e.flags = head_.u8();
-    const std::uint8_t mask = head_.u8();
-    if (mask & kSameTimes) {
-      e.t_enter = prev.t_enter;
-      e.t_exit = prev.t_exit;
-    } else {
-      e.t_enter = prev.t_exit + static_cast<std::uint64_t>(times_.zigzag());
-      e.t_exit = e.t_enter + static_cast<std::uint64_t>(times_.zigzag());
-    }
-    e.peer = (mask & kPeerChanged) ? static_cast<std::int32_t>(plus(prev.peer, fields_.zigzag())) : prev.peer;
-    e.tag = (mask & kTagChanged) ? static_cast<std::int32_t>(plus(prev.tag, fields_.zigzag())) : prev.tag;
-    e.comm = (mask & kCommChanged) ? static_cast<std::uint16_t>(fields_.varint()) : prev.comm;
-    e.callsite = (mask & kCallsiteChanged)
-                     ? static_cast<std::uint32_t>(plus(prev.callsite, fields_.zigzag()))
-                     : prev.callsite;
-    if (mask & kHasSendBytes) e.send_bytes = fields_.varint();
-    if (mask & kHasRecvBytes) e.recv_bytes = fields_.varint();
-    if (mask & kHasRequest) {
-      e.request = static_cast<std::uint32_t>(plus(prev_request_, fields_.zigzag()));
-      prev_request_ = e.request;
-    }
+    const Event e = times_.remaining() >= kMaxTimeBytes && fields_.remaining() >= kMaxFieldBytes
+                        ? decode_event<false>(head_, times_, fields_, prev, prev_request, done_ + i)
+                        : decode_event<true>(head_, times_, fields_, prev, prev_request, done_ + i);
     out.push_back(e);
     prev = e;
   }
   prev_ = prev;
+  prev_request_ = prev_request;
   done_ += take;
   if (done_ == n_ && (!times_.done() || !fields_.done())) throw TraceError("event frame has bytes left over");
 }

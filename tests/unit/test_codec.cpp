@@ -69,6 +69,38 @@ TEST_CASE("varints and zigzag round-trip at their edges", "[codec]") {
   CHECK_THROWS_AS(r.u8(), TraceError);
 }
 
+TEST_CASE("the unchecked varint reads every length as the checked one does", "[codec]") {
+  // Values of every encoded length 1..10 and the boundaries between them, each followed by padding
+  // so that the unchecked read (which loads eight bytes at once) has its worst case in bounds.
+  std::vector<std::uint64_t> values;
+  for (int bits = 0; bits <= 64; ++bits) {
+    const std::uint64_t top = bits == 64 ? ~0ull : (1ull << bits);
+    values.push_back(top - 1);
+    if (bits < 64) values.push_back(top);
+    values.push_back(top / 3 + 1);
+  }
+  std::vector<std::uint8_t> buf;
+  ByteWriter w(buf);
+  for (auto v : values) w.varint(v);
+  for (auto v : values) w.zigzag(static_cast<std::int64_t>(v));
+  const std::size_t used = buf.size();
+  buf.resize(used + kMaxVarint, 0xff);  // the pad: bytes with the continuation bit set
+  ByteReader checked(std::span<const std::uint8_t>(buf.data(), used)), fast(buf);
+  for (auto v : values) {
+    CHECK(fast.varint_unchecked() == v);
+    CHECK(checked.varint() == v);
+    CHECK(fast.pos() == checked.pos());
+  }
+  for (auto v : values) {
+    CHECK(fast.zigzag_unchecked() == static_cast<std::int64_t>(v));
+    CHECK(fast.pos() == (checked.zigzag(), checked.pos()));
+  }
+  CHECK(fast.pos() == used);
+  // Eleven continuation bytes: too long, as the checked read says.
+  ByteReader too_long(std::span<const std::uint8_t>(buf.data() + used, kMaxVarint));
+  CHECK_THROWS_AS(too_long.varint_unchecked(), TraceError);
+}
+
 TEST_CASE("events round-trip, including continuations and every field", "[codec]") {
   auto events = ping_pong_events(1000);
   Event wait;
