@@ -32,12 +32,35 @@ struct Entry {
   double phi = 0;
   std::vector<PendingPartner> incoming;
   std::vector<std::uint32_t> groups;
-  MemberList gamma;                 // the tracker's partner list (for the step table)
+  std::vector<std::int32_t> gamma;  // the tracker's partner list (for the step table)
   MemberList gamma_members;         // and the members of the collective that closed the step, if it heard them all
   bool gamma_named = false;         // those members are named as a communicator, not listed (StepRow::partners_all_of)
   std::uint32_t open_receives = 0;  // receives and collectives whose partners are not known yet
   std::uint32_t open_sends = 0;     // messages and collectives that may still name this step
   std::uint32_t refs = 0;           // steps and groups not yet predicted that named this step
+
+  // Back to a new step's state in place: a ring slot is reused for step after step, and its
+  // lists keep their memory (a step a record: assigning a new Entry cost a fifth of the stream).
+  void reset() {
+    closed = evaluated = false;
+    compute = mpi = bytes_in = bytes_out = begin_compute = 0;
+    end_s = extra = phi = 0;
+    incoming.clear();
+    groups.clear();
+    gamma.clear();
+    gamma_members = {};
+    gamma_named = false;
+    open_receives = open_sends = refs = 0;
+  }
+  // What a step's lists hold beyond a few entries goes when the step is dropped (a gather's root
+  // hears every rank once; its slot need not keep that).
+  void shrink() {
+    constexpr std::size_t kKeep = 16;
+    if (incoming.capacity() > kKeep) std::vector<PendingPartner>().swap(incoming);
+    if (groups.capacity() > kKeep) std::vector<std::uint32_t>().swap(groups);
+    if (gamma.capacity() > kKeep) std::vector<std::int32_t>().swap(gamma);
+    gamma_members = {};
+  }
 };
 
 // A rank's held steps: a ring that grows by doubling (a deque of these large entries would
@@ -45,27 +68,28 @@ struct Entry {
 class StepRing {
  public:
   std::size_t size() const { return n_; }
-  Entry& operator[](std::size_t i) { return buf_[(head_ + i) & (buf_.size() - 1)]; }
-  const Entry& operator[](std::size_t i) const { return buf_[(head_ + i) & (buf_.size() - 1)]; }
+  Entry& operator[](std::size_t i) { return buf_[(head_ + i) & mask_]; }
+  const Entry& operator[](std::size_t i) const { return buf_[(head_ + i) & mask_]; }
   void push_back() {
     if (n_ == buf_.size()) {
       std::vector<Entry> bigger(std::max<std::size_t>(2, 2 * buf_.size()));
       for (std::size_t i = 0; i < n_; ++i) bigger[i] = std::move((*this)[i]);
       buf_ = std::move(bigger);
       head_ = 0;
+      mask_ = buf_.size() - 1;
     }
-    (*this)[n_] = Entry{};
+    (*this)[n_].reset();
     ++n_;
   }
   void pop_front() {
-    (*this)[0] = Entry{};  // its vectors' memory goes now
-    head_ = (head_ + 1) & (buf_.size() - 1);
+    (*this)[0].shrink();
+    head_ = (head_ + 1) & mask_;
     --n_;
   }
 
  private:
   std::vector<Entry> buf_;
-  std::size_t head_ = 0, n_ = 0;
+  std::size_t head_ = 0, n_ = 0, mask_ = 0;  // mask_: capacity - 1 (a power of two)
 };
 
 struct Group {
@@ -308,6 +332,7 @@ class StepStream::Impl {
 
   void take_closed(std::size_t r) {
     RankStepState& rs = ranks_[r];
+    if (rs.tracker->closed().empty()) return;
     for (const mstep::StepRecord& s : rs.tracker->closed()) {
       Entry& en = entry(r, rs.closed);
       en.closed = true;
@@ -317,7 +342,7 @@ class StepStream::Impl {
       en.bytes_out = s.bytes_out;
       en.begin_compute = rs.closed_compute;
       en.end_s = tl_.seconds(static_cast<int>(r), s.end) - zero_;
-      en.gamma = MemberList(s.partners);
+      en.gamma.assign(s.partners.begin(), s.partners.end());
       rs.closed_compute += s.compute;
       ++rs.closed;
       ++steps_;
@@ -475,7 +500,7 @@ class StepStream::Impl {
     const bool keep = rows_.size() < keep_ || (mpm && misses_more(row, rows_.front()));
     if (keep) {
       if (own.gamma_members.empty() || own.gamma_named) {
-        row.partners = own.gamma.vector();
+        row.partners = own.gamma;
         if (own.gamma_named) row.partners_all_of = own.gamma_members;
       } else {  // sorted union, as the tracker's own list would be with every member in it
         std::vector<std::int32_t> members(own.gamma_members.begin(), own.gamma_members.end());
@@ -485,7 +510,7 @@ class StepStream::Impl {
                        std::back_inserter(row.partners));
       }
     }
-    own.gamma = {};
+    own.gamma.clear();
     own.gamma_members = {};
     own.gamma_named = false;
     if (!keep) return;
