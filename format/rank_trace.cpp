@@ -121,8 +121,12 @@ RankTrace read_rank_trace(const std::string& path) { return read_rank(path, fals
 
 RankTrace read_rank_metadata(const std::string& path) { return read_rank(path, true); }
 
-RankEventReader::RankEventReader(const std::string& path, std::size_t chunk)
-    : path_(path), chunk_(std::max<std::size_t>(chunk, 1)) {}
+RankEventReader::RankEventReader(const std::string& path, std::size_t chunk, bool read_ahead)
+    : path_(path), chunk_(std::max<std::size_t>(chunk, 1)) {
+  if (read_ahead)
+    ahead_ = std::make_unique<ReadAhead>([this](std::vector<Event>& out) { return read_here(out); },
+                                         std::max<std::size_t>(chunk_, 16384));
+}
 
 const std::string& RankEventReader::problem() const {
   return !problem_.empty() || !reader_ ? problem_ : reader_->problem();
@@ -133,7 +137,9 @@ TraceEnd RankEventReader::end() const {
   return reader_ ? reader_->end_state() : TraceEnd::Unfinished;
 }
 
-bool RankEventReader::read(std::vector<Event>& out) {
+bool RankEventReader::read(std::vector<Event>& out) { return ahead_ ? ahead_->take(out) : read_here(out); }
+
+bool RankEventReader::read_here(std::vector<Event>& out) {
   const auto before = out.size();
   // The file is opened (its header read and checked) at the first read, not when the reader is
   // made: readers for every rank may be made at once, and opening twice is what a rank of a large

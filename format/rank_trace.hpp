@@ -1,12 +1,14 @@
 // One rank's whole trace in memory: what `mstep stats`, `mstep dump` and the tests read.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "format/codec.hpp"
 #include "format/pack_index.hpp"
+#include "format/read_ahead.hpp"
 #include "format/trace_file.hpp"
 #include "format/trace_format.hpp"
 
@@ -55,10 +57,16 @@ PackEntry append_rank_to_pack(const std::string& dir, std::uint32_t pack, const 
 class RankEventReader {
  public:
   // Opens nothing yet: read() does, and throws TraceError then as read_rank_trace would.
-  explicit RankEventReader(const std::string& path, std::size_t chunk = 4096);
+  // `read_ahead`: the frames are read and decoded on a thread of the reader's own, up to 16 Ki
+  // records ahead of read() (read_ahead_pays() says when that is worth a thread); read() hands
+  // out the same records in the same parts, and fails where it would have.
+  explicit RankEventReader(const std::string& path, std::size_t chunk = 4096, bool read_ahead = false);
+  RankEventReader(const RankEventReader&) = delete;
+  RankEventReader& operator=(const RankEventReader&) = delete;
   // Appends the next records to `out`; false at the end of the file or at the first damaged frame
   // (problem() says which; the records before it were all handed out).
   bool read(std::vector<Event>& out);
+  // The three below: once read() returned false (and, without read-ahead, before too).
   const std::string& problem() const;
   // Once read() returned false: how the file ended (Complete: read to its End frame).
   TraceEnd end() const;
@@ -66,6 +74,7 @@ class RankEventReader {
   std::uint64_t steps() const { return steps_; }
 
  private:
+  bool read_here(std::vector<Event>& out);  // read() on the calling thread
   void read_to_next_events();
   std::string path_;
   std::optional<TraceFileReader> reader_;  // from the first read()
@@ -74,6 +83,7 @@ class RankEventReader {
   std::size_t chunk_;
   std::uint64_t steps_ = 0;
   std::string problem_;  // a frame whose records could not be decoded
+  std::unique_ptr<ReadAhead> ahead_;  // read_here() on a thread of its own
 };
 
 }  // namespace mstep

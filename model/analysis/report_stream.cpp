@@ -143,13 +143,18 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   if (params && !params->collectives.empty()) measured.collective_times = &params->collectives;
   std::vector<MachineCharge> charges;
   std::vector<double> loggp_s, loggps_s, linear_s;
-  // LogGP and linear need nothing of the rest: with two jobs they run beside LogGPS and the pass.
+  // LogGP and linear need nothing of the rest: with two jobs they run beside LogGPS and the pass,
+  // which take longer: those two then read their files ahead (where that pays, few ranks) on
+  // what the job beside leaves of its core; LogGP and linear read their own.
+  const bool beside_job = jobs > 1 && params && (params->loggps || params->linear);
   auto others = [&] {
-    if (params && params->loggps) loggp_s = {replay_loggps(measured, as_loggp(*params->loggps), cold).predicted_s};
-    if (params && params->linear) linear_s = {replay_linear(input, params->linear->model, cold).predicted_s};
+    ReplayInput loggp_in = measured, linear_in = input;
+    loggp_in.read_ahead = linear_in.read_ahead = !beside_job;
+    if (params && params->loggps) loggp_s = {replay_loggps(loggp_in, as_loggp(*params->loggps), cold).predicted_s};
+    if (params && params->linear) linear_s = {replay_linear(linear_in, params->linear->model, cold).predicted_s};
   };
   std::future<void> beside;
-  if (jobs > 1 && params && (params->loggps || params->linear)) beside = std::async(std::launch::async, others);
+  if (beside_job) beside = std::async(std::launch::async, others);
   if (params && params->loggps) {
     FunctionTimes per_function(rep.mpi);
     ReplayInput observed = measured;

@@ -44,8 +44,8 @@ constexpr std::uint32_t kMaxLookahead = 1u << 22;
 // ahead of the replay only fills the channels).
 class FileSource final : public detail::RecordSource {
  public:
-  FileSource(const std::string& path, std::uint32_t step)
-      : reader_(path, std::max<std::uint32_t>(step, 1)), step_(std::max<std::uint32_t>(step, 1)) {}
+  FileSource(const std::string& path, std::uint32_t step, bool read_ahead)
+      : reader_(path, std::max<std::uint32_t>(step, 1), read_ahead), step_(std::max<std::uint32_t>(step, 1)) {}
   bool read(detail::BigVector<Event>& out) override {
     if (at_ == frame_.size()) {
       frame_.clear();
@@ -138,6 +138,7 @@ class Engine {
     // Pair counts in a dense matrix up to 2048 ranks (16 MiB): a hash lookup per eager message
     // costs the replay ~15% of its speed.
     if (cold_on_ && cost.cold().messages > 0 && P <= 2048) pair_dense_.assign(P * P, 0);
+    const bool read_ahead = in.read_ahead && read_ahead_pays(P);  // a thread a rank file, for runs of few ranks
     for (std::size_t r = 0; r < P; ++r) {
       if (!run.ranks[r].present) continue;
       const RankTrace* tp = in.ranks[r];
@@ -162,7 +163,7 @@ class Engine {
       const bool threads = std::any_of(t.event_thread.begin(), t.event_thread.end(),
                                        [&](std::uint16_t th) { return th != t.event_thread.front(); });
       if (stream) {
-        w.source = std::make_unique<FileSource>(in.files[r], in.window);
+        w.source = std::make_unique<FileSource>(in.files[r], in.window, read_ahead);
       } else if (in.window == 0 || threads) {
         w.ev = t.events.data();
         w.size = static_cast<std::uint32_t>(t.events.size());

@@ -91,6 +91,9 @@ struct ReplayInput {
   // of MPICH's algorithm also pays its operation's calibrated residual at its size, per round of
   // the algorithm relative to the 2 ranks it was measured at (LogGPS replay only; none: nothing).
   const CollectiveTable* collective_times = nullptr;
+  // Rank files read ahead on threads of their own where read_ahead_pays() (false: on the
+  // replay's; a caller that runs replays side by side keeps the cores for the longest one).
+  bool read_ahead = true;
 };
 
 // The predicted time one collective call spent waiting for the last member to arrive.

@@ -105,11 +105,12 @@ struct Instance {
 class Pass {
  public:
   Pass(std::span<const RankTrace* const> metas, std::span<const std::string> files, const Timeline& tl,
-       StreamVisitor& v)
+       StreamVisitor& v, bool may_read_ahead)
       : metas_(metas), tl_(tl), v_(v), comm_ids_(global_comm_ids(metas)), cursors_(metas.size()) {
     const auto P = metas.size();
     // Decoded records held: at most kDecodedBudget bytes over all ranks, from 16 to 4096 a rank.
     const std::size_t chunk = std::clamp<std::size_t>(kDecodedBudget / (sizeof(Event) * std::max<std::size_t>(P, 1)), 16, 4096);
+    const bool read_ahead = may_read_ahead && read_ahead_pays(P);  // a thread a rank file, for runs of few ranks
     for (std::size_t r = 0; r < P; ++r) {
       Cursor& c = cursors_[r];
       if (!metas[r] || r >= files.size() || files[r].empty()) {
@@ -122,7 +123,7 @@ class Pass {
       }
       bool more = false;
       try {  // the reader opens its file at the first read
-        c.reader = std::make_unique<RankEventReader>(files[r], chunk);
+        c.reader = std::make_unique<RankEventReader>(files[r], chunk, read_ahead);
         more = advance(c);
       } catch (const TraceError& e) {  // read_rank_metadata could, so this is rare: the file changed
         c.reader.reset();
@@ -429,8 +430,8 @@ class Pass {
 }  // namespace
 
 StreamPassResult stream_pass(std::span<const RankTrace* const> metas, std::span<const std::string> files,
-                             const Timeline& timeline, StreamVisitor& visitor) {
-  return Pass(metas, files, timeline, visitor).run();
+                             const Timeline& timeline, StreamVisitor& visitor, bool read_ahead) {
+  return Pass(metas, files, timeline, visitor, read_ahead).run();
 }
 
 }  // namespace mstep

@@ -79,8 +79,9 @@ struct StreamPassResult {
 };
 
 // `metas[r]` (null: no trace of rank r) holds rank r's definitions and clock samples
-// (read_rank_metadata or a whole RankTrace); its records are read from `files[r]`.
+// (read_rank_metadata or a whole RankTrace); its records are read from `files[r]`, ahead on
+// threads of their own where read_ahead_pays() and `read_ahead` say so.
 StreamPassResult stream_pass(std::span<const RankTrace* const> metas, std::span<const std::string> files,
-                             const Timeline& timeline, StreamVisitor& visitor);
+                             const Timeline& timeline, StreamVisitor& visitor, bool read_ahead = true);
 
 }  // namespace mstep

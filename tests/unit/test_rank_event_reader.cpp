@@ -6,7 +6,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <cstdlib>
 #include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -134,4 +136,106 @@ TEST_CASE("a Steps frame found whole once is trusted only with the same bytes", 
   CHECK(read_all(end).size() == whole.events.size());
   CHECK(end == TraceEnd::Corrupt);
   fs::remove_all(dir);
+}
+
+// Read ahead on a thread of the reader's own (format/read_ahead.hpp), the reader must hand out the
+// same records in the same parts, stop where it would have stopped, and say the same of the file.
+namespace {
+
+struct ReadOut {
+  std::vector<std::size_t> parts;  // records each read() added
+  std::vector<Event> records;
+  TraceEnd end{};
+  std::string problem;
+  std::uint64_t steps = 0;
+};
+
+ReadOut read_parts(const std::string& file, std::size_t chunk, bool ahead) {
+  RankEventReader reader(file, chunk, ahead);
+  ReadOut out;
+  std::vector<Event> part;
+  while (reader.read(part)) {
+    out.parts.push_back(part.size());
+    out.records.insert(out.records.end(), part.begin(), part.end());
+    part.clear();
+  }
+  CHECK(part.empty());
+  out.end = reader.end();
+  out.problem = reader.problem();
+  out.steps = reader.steps();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("reading ahead hands out the same parts and stops at the same damage", "[stream][reader][damage]") {
+  const fs::path dir = fs::temp_directory_path() / "mstep-unit" / "event-reader-ahead";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto traces = model::synthetic_trace(2, model::Pattern::Ring, 2 * 30000, 1);
+  const std::string file = (dir / "rank-00000.mst").string();
+  write_rank_trace(file, traces[0], 1000);  // thirty Events frames
+  for (const std::size_t chunk : {std::size_t{7}, std::size_t{256}, std::size_t{5000}}) {
+    const ReadOut plain = read_parts(file, chunk, false), ahead = read_parts(file, chunk, true);
+    CHECK(plain.records == traces[0].events);
+    CHECK(ahead.parts == plain.parts);
+    CHECK(ahead.records == plain.records);
+    CHECK(ahead.end == TraceEnd::Complete);
+    CHECK(ahead.steps == plain.steps);
+  }
+  // A byte flipped in the payload of the twelfth Events frame: the frames before it are handed
+  // out, then the reader stops with the same words.
+  std::uint64_t at = 0;
+  {
+    TraceFileReader scan(file);
+    Frame f;
+    int events = 0;
+    while (scan.next(f))
+      if (f.kind == FrameKind::Events && ++events == 12) at = f.offset + kFrameHeaderSize + 20;
+  }
+  REQUIRE(at > 0);
+  flip(file, at);
+  const ReadOut plain = read_parts(file, 256, false), ahead = read_parts(file, 256, true);
+  CHECK(plain.end == TraceEnd::Corrupt);
+  CHECK(plain.records.size() == 11 * 1000);
+  CHECK(ahead.parts == plain.parts);
+  CHECK(ahead.records == plain.records);
+  CHECK(ahead.end == plain.end);
+  CHECK(ahead.problem == plain.problem);
+  // No file: the first read() throws, as it does on the reader's own thread.
+  RankEventReader missing((dir / "rank-00001.mst").string(), 256, true);
+  std::vector<Event> none;
+  CHECK_THROWS_AS(missing.read(none), TraceError);
+  CHECK_FALSE(missing.read(none));  // and then it is over
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a reader reading ahead can be dropped at any time", "[stream][reader]") {
+  const fs::path dir = fs::temp_directory_path() / "mstep-unit" / "event-reader-ahead-dropped";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto traces = model::synthetic_trace(2, model::Pattern::PingPong, 2 * 100000, 1);
+  const std::string file = (dir / "rank-00000.mst").string();
+  write_rank_trace(file, traces[0], 4096);
+  for (int taken = 0; taken < 4; ++taken) {
+    // Its thread may be filling the queue, waiting for room, or not started: the destructor stops
+    // it in every case (a hang here is the defect).
+    RankEventReader reader(file, 64, true);
+    std::vector<Event> part;
+    for (int i = 0; i < taken; ++i) CHECK(reader.read(part));
+    CHECK(part.size() == static_cast<std::size_t>(taken) * 64);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("MSTEP_READ_AHEAD=0 turns reading ahead off", "[stream][reader]") {
+  const char* before = std::getenv("MSTEP_READ_AHEAD");
+  const std::string saved = before ? before : "";
+  ::setenv("MSTEP_READ_AHEAD", "0", 1);
+  CHECK_FALSE(read_ahead_pays(2));
+  ::unsetenv("MSTEP_READ_AHEAD");
+  CHECK_FALSE(read_ahead_pays(0));
+  CHECK_FALSE(read_ahead_pays(9));  // a thread a rank: only for few ranks
+  CHECK(read_ahead_pays(2) == (std::thread::hardware_concurrency() >= 2));
+  if (before) ::setenv("MSTEP_READ_AHEAD", saved.c_str(), 1);
 }
