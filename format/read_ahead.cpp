@@ -7,10 +7,10 @@
 
 namespace mstep {
 
-bool read_ahead_pays(std::size_t ranks) {
+bool read_ahead_pays(std::size_t ranks, std::uint64_t file_bytes) {
   const char* setting = std::getenv("MSTEP_READ_AHEAD");
   if (setting && std::string_view(setting) == "0") return false;
-  return ranks > 0 && ranks <= 8 && std::thread::hardware_concurrency() >= 2;
+  return ranks > 0 && ranks <= 8 && file_bytes >= (std::uint64_t{1} << 20) && std::thread::hardware_concurrency() >= 2;
 }
 
 ReadAhead::ReadAhead(std::function<bool(std::vector<Event>&)> produce, std::size_t max_records_ahead)

@@ -18,9 +18,11 @@
 
 namespace mstep {
 
-// Whether readers of a run of `ranks` ranks should read ahead: a core beside the caller's, few
-// ranks, and MSTEP_READ_AHEAD not 0 (to compare both ways in one build).
-bool read_ahead_pays(std::size_t ranks);
+// Whether a reader of a rank file of `file_bytes` bytes, in a run of `ranks` ranks, should read
+// ahead: a core beside the caller's, few ranks, a file of a megabyte or more (a thread costs tens
+// of microseconds: a small file is read before it would have started), and MSTEP_READ_AHEAD not 0
+// (to compare both ways in one build).
+bool read_ahead_pays(std::size_t ranks, std::uint64_t file_bytes);
 
 class ReadAhead {
  public:

@@ -138,7 +138,6 @@ class Engine {
     // Pair counts in a dense matrix up to 2048 ranks (16 MiB): a hash lookup per eager message
     // costs the replay ~15% of its speed.
     if (cold_on_ && cost.cold().messages > 0 && P <= 2048) pair_dense_.assign(P * P, 0);
-    const bool read_ahead = in.read_ahead && read_ahead_pays(P);  // a thread a rank file, for runs of few ranks
     for (std::size_t r = 0; r < P; ++r) {
       if (!run.ranks[r].present) continue;
       const RankTrace* tp = in.ranks[r];
@@ -163,7 +162,8 @@ class Engine {
       const bool threads = std::any_of(t.event_thread.begin(), t.event_thread.end(),
                                        [&](std::uint16_t th) { return th != t.event_thread.front(); });
       if (stream) {
-        w.source = std::make_unique<FileSource>(in.files[r], in.window, read_ahead);
+        // A thread a rank file, for runs of few ranks and large files.
+        w.source = std::make_unique<FileSource>(in.files[r], in.window, in.read_ahead && read_ahead_pays(P, tp->file_bytes));
       } else if (in.window == 0 || threads) {
         w.ev = t.events.data();
         w.size = static_cast<std::uint32_t>(t.events.size());

@@ -110,7 +110,6 @@ class Pass {
     const auto P = metas.size();
     // Decoded records held: at most kDecodedBudget bytes over all ranks, from 16 to 4096 a rank.
     const std::size_t chunk = std::clamp<std::size_t>(kDecodedBudget / (sizeof(Event) * std::max<std::size_t>(P, 1)), 16, 4096);
-    const bool read_ahead = may_read_ahead && read_ahead_pays(P);  // a thread a rank file, for runs of few ranks
     for (std::size_t r = 0; r < P; ++r) {
       Cursor& c = cursors_[r];
       if (!metas[r] || r >= files.size() || files[r].empty()) {
@@ -123,6 +122,8 @@ class Pass {
       }
       bool more = false;
       try {  // the reader opens its file at the first read
+        // A thread a rank file, for runs of few ranks and large files.
+        const bool read_ahead = may_read_ahead && read_ahead_pays(P, metas[r]->file_bytes);
         c.reader = std::make_unique<RankEventReader>(files[r], chunk, read_ahead);
         more = advance(c);
       } catch (const TraceError& e) {  // read_rank_metadata could, so this is rare: the file changed

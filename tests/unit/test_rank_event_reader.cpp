@@ -231,11 +231,13 @@ TEST_CASE("a reader reading ahead can be dropped at any time", "[stream][reader]
 TEST_CASE("MSTEP_READ_AHEAD=0 turns reading ahead off", "[stream][reader]") {
   const char* before = std::getenv("MSTEP_READ_AHEAD");
   const std::string saved = before ? before : "";
+  constexpr std::uint64_t kMiB = 1 << 20;
   ::setenv("MSTEP_READ_AHEAD", "0", 1);
-  CHECK_FALSE(read_ahead_pays(2));
+  CHECK_FALSE(read_ahead_pays(2, kMiB));
   ::unsetenv("MSTEP_READ_AHEAD");
-  CHECK_FALSE(read_ahead_pays(0));
-  CHECK_FALSE(read_ahead_pays(9));  // a thread a rank: only for few ranks
-  CHECK(read_ahead_pays(2) == (std::thread::hardware_concurrency() >= 2));
+  CHECK_FALSE(read_ahead_pays(0, kMiB));
+  CHECK_FALSE(read_ahead_pays(9, kMiB));     // a thread a rank: only for few ranks
+  CHECK_FALSE(read_ahead_pays(2, kMiB - 1));  // nothing to overlap in a small file
+  CHECK(read_ahead_pays(2, kMiB) == (std::thread::hardware_concurrency() >= 2));
   if (before) ::setenv("MSTEP_READ_AHEAD", saved.c_str(), 1);
 }
