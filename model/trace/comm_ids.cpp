@@ -11,11 +11,6 @@ namespace {
 
 using Group = std::vector<std::int32_t>;
 
-std::uint32_t unknown_comm(std::size_t rank, std::uint16_t local) {
-  // A communicator whose definition was lost with a damaged frame: unique, never matches another.
-  return 0x80000000u | static_cast<std::uint32_t>(rank << 16) | local;
-}
-
 Group sorted(Group g) {
   std::sort(g.begin(), g.end());
   return g;
@@ -130,10 +125,6 @@ class InterIndex {
 };
 
 }  // namespace
-
-std::uint32_t global_comm(const std::vector<std::vector<std::uint32_t>>& ids, std::size_t rank, std::uint16_t local) {
-  return rank < ids.size() && local < ids[rank].size() ? ids[rank][local] : unknown_comm(rank, local);
-}
 
 std::vector<std::vector<std::uint32_t>> global_comm_ids(std::span<const RankTrace* const> ranks) {
   std::vector<std::vector<const CommDef*>> defs(ranks.size());

@@ -25,7 +25,13 @@ std::vector<std::vector<std::uint32_t>> global_comm_ids(std::span<const RankTrac
 
 // The global id of rank `rank`'s local communicator `local`, given global_comm_ids' answer. A
 // communicator whose definition was lost gets an id unique to that rank: it matches nothing.
-std::uint32_t global_comm(const std::vector<std::vector<std::uint32_t>>& ids, std::size_t rank,
-                          std::uint16_t local);
+// Inline: the streamed pass asks it for every message.
+inline std::uint32_t unknown_comm(std::size_t rank, std::uint16_t local) {
+  return 0x80000000u | static_cast<std::uint32_t>(rank << 16) | local;
+}
+inline std::uint32_t global_comm(const std::vector<std::vector<std::uint32_t>>& ids, std::size_t rank,
+                                 std::uint16_t local) {
+  return rank < ids.size() && local < ids[rank].size() ? ids[rank][local] : unknown_comm(rank, local);
+}
 
 }  // namespace mstep

@@ -35,24 +35,6 @@ bool key_less(const ChannelKey& a, const ChannelKey& b) {
 
 }  // namespace
 
-bool is_p2p_recv(const Event& e) {
-  switch (event_role(e)) {
-    case Role::Recv: return true;
-    case Role::SendRecv:
-    case Role::Complete: return (e.flags & kRecvHalf) != 0;
-    default: return false;
-  }
-}
-
-bool is_collective_call(const Event& e) {
-  const Role r = op_role(e.op);
-  // A record flagged incomplete is MPI time only, for the step tracker too (the recorder never
-  // flags a collective so, but a damaged or hand-made trace can: it made the streamed step table
-  // index the step before step 1 and allocate gigabytes, found by tests/fuzz/fuzz_model.cpp).
-  return !e.continuation() && !(e.flags & kIncomplete) &&
-         (r == Role::CollAll || r == Role::CollRootIn || r == Role::CollRootOut);
-}
-
 std::vector<std::vector<CollectiveCall>> collective_instances(std::span<const RankTrace* const> ranks) {
   const auto comm_ids = global_comm_ids(ranks);
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<CollectiveCall>> instances;
@@ -70,11 +52,6 @@ std::vector<std::vector<CollectiveCall>> collective_instances(std::span<const Ra
   out.reserve(instances.size());
   for (auto& [key, calls] : instances) out.push_back(std::move(calls));
   return out;
-}
-
-bool is_p2p_send(const Event& e) {
-  const Role r = event_role(e);
-  return r == Role::Send || r == Role::Isend || (r == Role::SendRecv && !(e.flags & kRecvHalf));
 }
 
 Matching match_messages(std::span<const RankTrace* const> ranks) {

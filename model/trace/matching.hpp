@@ -42,8 +42,16 @@ struct Matching {
 Matching match_messages(std::span<const RankTrace* const> ranks);
 
 // True for the first record of a collective call (Barrier, Bcast, Reduce, All*, ...), unless it is
-// flagged kIncomplete (MPI time only, as the step tracker takes it).
-bool is_collective_call(const Event& e);
+// flagged kIncomplete (MPI time only, as the step tracker takes it). (A damaged or hand-made trace
+// can flag a collective so, never the recorder: it made the streamed step table index the step
+// before step 1 and allocate gigabytes, found by tests/fuzz/fuzz_model.cpp.)
+// Inline, with the two below: the streamed pass asks them of every record (called out of line
+// they were 7% of its instructions).
+inline bool is_collective_call(const Event& e) {
+  const Role r = op_role(e.op);
+  return !e.continuation() && !(e.flags & kIncomplete) &&
+         (r == Role::CollAll || r == Role::CollRootIn || r == Role::CollRootOut);
+}
 
 // One member's part in a collective: its rank and the index of its collective record.
 struct CollectiveCall {
@@ -55,9 +63,19 @@ struct CollectiveCall {
 std::vector<std::vector<CollectiveCall>> collective_instances(std::span<const RankTrace* const> ranks);
 
 // True for a record that starts a point-to-point send (including Sendrecv's send half).
-bool is_p2p_send(const Event& e);
+inline bool is_p2p_send(const Event& e) {
+  const Role r = event_role(e);
+  return r == Role::Send || r == Role::Isend || (r == Role::SendRecv && !(e.flags & kRecvHalf));
+}
 // True for a record that completes a point-to-point receive (Recv, Sendrecv's receive half, the
 // Wait/Test record of an Irecv).
-bool is_p2p_recv(const Event& e);
+inline bool is_p2p_recv(const Event& e) {
+  switch (event_role(e)) {
+    case Role::Recv: return true;
+    case Role::SendRecv:
+    case Role::Complete: return (e.flags & kRecvHalf) != 0;
+    default: return false;
+  }
+}
 
 }  // namespace mstep
