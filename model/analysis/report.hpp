@@ -49,10 +49,14 @@ struct StepRow {
 };
 
 // The order of the step table's "misses most": the larger |miss_s| first, ties by rank and step.
+// The same for a row not built yet: its |miss_s|, rank and step.
+inline bool misses_more(double abs_miss_s, std::int32_t rank, std::uint32_t step, const StepRow& b) {
+  const double y = std::abs(b.miss_s);
+  if (abs_miss_s != y) return abs_miss_s > y;
+  return rank != b.rank ? rank < b.rank : step < b.step;
+}
 inline bool misses_more(const StepRow& a, const StepRow& b) {
-  const double x = std::abs(a.miss_s), y = std::abs(b.miss_s);
-  if (x != y) return x > y;
-  return a.rank != b.rank ? a.rank < b.rank : a.step < b.step;
+  return misses_more(std::abs(a.miss_s), a.rank, a.step, b);
 }
 
 struct FunctionTime {

@@ -55,12 +55,15 @@ struct Entry {
   // What a step's lists hold beyond a few entries goes when the step is dropped (a gather's root
   // hears every rank once; its slot need not keep that).
   void shrink() {
-    constexpr std::size_t kKeep = 16;
-    if (incoming.capacity() > kKeep) std::vector<PendingPartner>().swap(incoming);
-    if (groups.capacity() > kKeep) std::vector<std::uint32_t>().swap(groups);
+    shrink_lists();
     if (gamma.capacity() > kKeep) std::vector<std::int32_t>().swap(gamma);
     gamma_members = {};
   }
+  void shrink_lists() {
+    if (incoming.capacity() > kKeep) std::vector<PendingPartner>().swap(incoming);
+    if (groups.capacity() > kKeep) std::vector<std::uint32_t>().swap(groups);
+  }
+  static constexpr std::size_t kKeep = 16;
 };
 
 // A rank's held steps: a ring that grows by doubling (a deque of these large entries would
@@ -179,26 +182,25 @@ class StepStream::Impl {
       en.gamma_named = def->world_ranks.size() >= kListedMembers && def->id != kSharedCommId;
     }
     if (step < rs.base) return {};  // cannot happen in one thread's order
-    entry(r, step);
+    Entry& en = entry(r, step);  // (valid to the end: nothing below adds a step)
     // Machine terms of this record go to its step.
     while (rs.next_charge < rs.charges.size() && rs.charges[rs.next_charge].event < index) ++rs.next_charge;
     while (rs.next_charge < rs.charges.size() && rs.charges[rs.next_charge].event == index)
-      entry(r, step).extra += rs.charges[rs.next_charge++].seconds;
-    const std::uint64_t begin = step < rs.closed ? entry(r, step).begin_compute : rs.closed_compute;
+      en.extra += rs.charges[rs.next_charge++].seconds;
+    const std::uint64_t begin = step < rs.closed ? en.begin_compute : rs.closed_compute;
     const std::uint64_t before = rs.total_compute - std::min(rs.total_compute, begin);
     const auto world = static_cast<std::int32_t>(ranks_.size());
     RecordTag tag;
     if (coll) {
-      Entry& en = entry(r, step);
       ++en.open_receives;
       ++en.open_sends;
       tag = make_tag(Kind::Collective, step, before);
     } else if (e.peer >= 0 && e.peer < world) {
       if (is_p2p_send(e)) {
-        ++entry(r, step).open_sends;
+        ++en.open_sends;
         tag = make_tag(Kind::Send, step, before);
       } else if (is_p2p_recv(e)) {
-        ++entry(r, step).open_receives;
+        ++en.open_receives;
         tag = make_tag(Kind::Receive, step, before);
       }
     }
@@ -374,10 +376,7 @@ class StepStream::Impl {
 
   double w_of(std::size_t r, const Entry& e) const { return tl_.duration(static_cast<int>(r), e.compute); }
   double h_of(const Entry& e) const {
-    StepRecord s;
-    s.in_bytes = e.bytes_in;
-    s.out_bytes = e.bytes_out;
-    return h_relation(s, params_ ? params_->combine : HCombine::Sum);
+    return h_relation(e.bytes_in, e.bytes_out, params_ ? params_->combine : HCombine::Sum);
   }
   // Phi(t-1, j): when rank j could start its step t.
   double start_of(std::size_t j, std::uint32_t t) { return t == 0 ? 0.0 : entry(j, t - 1).phi; }
@@ -468,8 +467,11 @@ class StepStream::Impl {
         groups_.erase(it);
       }
     }
-    own.incoming = {};
-    own.groups = {};
+    // Emptied, keeping a small list's memory for the slot's next step (freeing it cost a malloc
+    // and a free a step); a large one goes now, as Entry::shrink would at the slot's reuse.
+    own.incoming.clear();
+    own.groups.clear();
+    own.shrink_lists();
     for (const std::uint32_t j : queue_prune_) prune(j);
     queue_prune_.clear();
   }
@@ -478,42 +480,51 @@ class StepStream::Impl {
     if (keep_ == 0) return;
     Entry& own = entry(r, s);
     const double nan = std::numeric_limits<double>::quiet_NaN();
+    const bool mpm = params_.has_value();
+    const double actual_s = own.end_s - (s > 0 ? entry(r, s - 1).end_s : 0.0);
+    const double mpm_end_s = mpm ? own.phi : nan;
+    const double mpm_s = mpm_end_s - (s > 0 && mpm ? entry(r, s - 1).phi : 0.0);
+    const double miss_s = mpm_s - actual_s;
+    // Keep the `keep_` largest misses (without MPM: the first ones) in a heap whose front is the
+    // kept row that misses least. A row is built only if kept (most are not, on a long run); the
+    // partner list is copied only then, and a large communicator heard whole is named by its
+    // shared member list, not copied.
+    const auto rank = static_cast<std::int32_t>(r);
+    const bool keep = rows_.size() < keep_ || (mpm && misses_more(std::abs(miss_s), rank, s + 1, rows_.front()));
+    if (!keep) {
+      own.gamma.clear();
+      own.gamma_members = {};
+      own.gamma_named = false;
+      return;
+    }
     StepRow row;
-    row.rank = static_cast<std::int32_t>(r);
+    row.rank = rank;
     row.step = s + 1;
     row.actual_end_s = own.end_s;
-    const bool mpm = params_.has_value();
-    row.mpm_end_s = mpm ? own.phi : nan;
+    row.mpm_end_s = mpm_end_s;
     row.error_pct = mpm && row.actual_end_s > 0 ? error_pct(row.actual_end_s, row.mpm_end_s) : nan;
-    row.actual_s = row.actual_end_s - (s > 0 ? entry(r, s - 1).end_s : 0.0);
-    row.mpm_s = row.mpm_end_s - (s > 0 && mpm ? entry(r, s - 1).phi : 0.0);
-    row.miss_s = row.mpm_s - row.actual_s;
+    row.actual_s = actual_s;
+    row.mpm_s = mpm_s;
+    row.miss_s = miss_s;
     row.step_error_pct = mpm && row.actual_s > 0 ? error_pct(row.actual_s, row.mpm_s) : nan;
     row.compute_s = tl_.duration(static_cast<int>(r), own.compute);
     row.mpi_s = tl_.duration(static_cast<int>(r), own.mpi);
     row.bytes_in = own.bytes_in;
     row.bytes_out = own.bytes_out;
-    // Keep the `keep_` largest misses (without MPM: the first ones) in a heap whose front is the
-    // kept row that misses least. The partner list is copied only into a row that is kept; a
-    // large communicator heard whole is named by its shared member list, not copied.
-    const auto smaller = [](const StepRow& a, const StepRow& b) { return misses_more(a, b); };
-    const bool keep = rows_.size() < keep_ || (mpm && misses_more(row, rows_.front()));
-    if (keep) {
-      if (own.gamma_members.empty() || own.gamma_named) {
-        row.partners = own.gamma;
-        if (own.gamma_named) row.partners_all_of = own.gamma_members;
-      } else {  // sorted union, as the tracker's own list would be with every member in it
-        std::vector<std::int32_t> members(own.gamma_members.begin(), own.gamma_members.end());
-        std::erase_if(members, [](std::int32_t m) { return m < 0; });
-        std::sort(members.begin(), members.end());
-        std::set_union(own.gamma.begin(), own.gamma.end(), members.begin(), members.end(),
-                       std::back_inserter(row.partners));
-      }
+    if (own.gamma_members.empty() || own.gamma_named) {
+      row.partners = own.gamma;
+      if (own.gamma_named) row.partners_all_of = own.gamma_members;
+    } else {  // sorted union, as the tracker's own list would be with every member in it
+      std::vector<std::int32_t> members(own.gamma_members.begin(), own.gamma_members.end());
+      std::erase_if(members, [](std::int32_t m) { return m < 0; });
+      std::sort(members.begin(), members.end());
+      std::set_union(own.gamma.begin(), own.gamma.end(), members.begin(), members.end(),
+                     std::back_inserter(row.partners));
     }
     own.gamma.clear();
     own.gamma_members = {};
     own.gamma_named = false;
-    if (!keep) return;
+    const auto smaller = [](const StepRow& a, const StepRow& b) { return misses_more(a, b); };
     if (!mpm) {
       rows_.push_back(std::move(row));
     } else if (rows_.size() < keep_) {
@@ -525,6 +536,7 @@ class StepStream::Impl {
       std::push_heap(rows_.begin(), rows_.end(), smaller);
     }
   }
+
 
   void bsp(std::size_t r, std::uint32_t s) {
     if (!bsp_) return;

@@ -54,9 +54,7 @@ double send_point(const Partner& p, const StepRecord& sender) {
 }  // namespace
 
 double h_relation(const StepRecord& step, HCombine combine) {
-  const auto in = static_cast<double>(step.in_bytes);
-  const auto out = static_cast<double>(step.out_bytes);
-  return combine == HCombine::Sum ? in + out : std::max(in, out);
+  return h_relation(step.in_bytes, step.out_bytes, combine);
 }
 
 BspwbPrediction bspwb(std::span<const RankSteps> ranks, const BspParams& params) {

@@ -21,6 +21,7 @@
 // per-message timing.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -98,6 +99,12 @@ struct BspParams {
 
 // h(s,i) = in(s,i) @ out(s,i) in bytes (formula 6), as a double so that g*h cannot overflow.
 double h_relation(const StepRecord& step, HCombine combine);
+// The same from a step's bytes in and out (for callers that hold no StepRecord).
+inline double h_relation(std::uint64_t in_bytes, std::uint64_t out_bytes, HCombine combine) {
+  const auto in = static_cast<double>(in_bytes);
+  const auto out = static_cast<double>(out_bytes);
+  return combine == HCombine::Sum ? in + out : std::max(in, out);
+}
 
 struct BspwbPrediction {
   std::vector<double> T;  // T[s]: predicted end of step s (formula 5, cumulative)
