@@ -12,7 +12,8 @@
 # Environment: RANKS ("4 8 16"), SIZES ("8 65536"), ITER (2000), ROUNDS (3), ONLY (labels of the
 # settings below to run; default all. A broadcast's measured span depends on how the barrier before
 # it released the ranks, so "mpich sub7 sub8" compares each auto with MPICH's default after the
-# same other collective; "mpich sub6" changes both at once), KEEP (a
+# same other collective, "mpich sub9 sub10" libmstep's E-SSSP and binomial broadcasts after MPICH's
+# barrier; "mpich sub6" changes both at once), KEEP (a
 # folder that keeps each run's advice JSON, to print the tables again: KEEP=DIR AGAIN=1 skips the runs).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -44,7 +45,9 @@ sub4=tree:8/mpi/-/-
 sub5=dissemination/auto/-/-
 sub6=auto/auto/-/-
 sub7=mpi/auto/-/-
-sub8=auto/mpi/-/-"
+sub8=auto/mpi/-/-
+sub9=mpi/esssp/-/-
+sub10=mpi/binomial/-/-"
 
 if [[ -z ${AGAIN:-} ]]; then
   for n in $ranks_list; do
