@@ -317,6 +317,9 @@ std::string Substitutes::json() const {
     logp += fmt::format(
         R"(, "loggps": {{"L": {:.9g}, "o": {:.9g}, "Os": {:.9g}, "Or": {:.9g}, "g": {:.9g}, "Gs": {:.9g}, "Gl": {:.9g}, "s": {}, "S": {}}})",
         p.L, p.o, p.Os, p.Or, p.g, p.Gs, p.Gl, size(p.s), size(p.S));
+    // auto_broadcast's rule on a tie of E-SSSP with the copy of the binomial tree (the replay
+    // of an older libmstep's trace, without this key, keeps E-SSSP there).
+    if (settings_.bcast == BcastAlgo::Auto) logp += R"(, "bcast_tie": "binomial")";
   }
   // What auto weighed MPICH's own collectives at, so that a report makes the same choices.
   if ((settings_.barrier == BarrierAlgo::Auto || settings_.bcast == BcastAlgo::Auto) && !settings_.mpich.empty())

@@ -33,7 +33,7 @@ bool substitute_broadcast_needs_network(BcastAlgo algo, std::uint32_t n, bool de
 
 SubstituteBroadcast plan_substitute_broadcast(BcastAlgo algo, const BroadcastNetwork& net, std::uint32_t n,
                                               std::uint32_t root, std::uint64_t bytes, bool delayed,
-                                              const CollectiveTable* mpich) {
+                                              const CollectiveTable* mpich, bool binomial_on_tie) {
   SubstituteBroadcast out;
   if (n > kEssspMaxRanks) {
     out.kind = algo == BcastAlgo::Esssp ? SubstituteBroadcast::Binomial : SubstituteBroadcast::Mpich;
@@ -54,7 +54,8 @@ SubstituteBroadcast plan_substitute_broadcast(BcastAlgo algo, const BroadcastNet
   }
   const bool mpich_binomial = mpich_bcast_is_binomial(n, bytes);
   // Under the delay apparatus MPICH's own would run as libmstep's copy: no residual of MPICH's.
-  AutoBroadcastChoice c = auto_broadcast(net, root, mpich_binomial, delayed ? 0.0 : mpich_bcast_extra_s(mpich, n, bytes));
+  AutoBroadcastChoice c = auto_broadcast(net, root, mpich_binomial, delayed ? 0.0 : mpich_bcast_extra_s(mpich, n, bytes),
+                                       binomial_on_tie);
   if (c.algorithm == AutoBroadcast::Binomial) {
     out.kind = SubstituteBroadcast::Binomial;
     return out;

@@ -34,9 +34,10 @@ BroadcastNetwork substitute_network(const LogGPSParams& loggps, std::span<const 
 // (auto on two members without delays runs MPICH's own and needs none).
 // `mpich`: MPICH's collectives as calibrated (auto weighs MPICH's broadcast with its residual,
 // mpich_bcast_extra_s; null or without MPI_Bcast: its messages alone).
+// `binomial_on_tie`: auto_broadcast's rule on a tie of E-SSSP with the copy of the binomial tree.
 SubstituteBroadcast plan_substitute_broadcast(BcastAlgo algo, const BroadcastNetwork& net, std::uint32_t n,
                                               std::uint32_t root, std::uint64_t bytes, bool delayed,
-                                              const CollectiveTable* mpich = nullptr);
+                                              const CollectiveTable* mpich = nullptr, bool binomial_on_tie = true);
 
 // Whether plan_substitute_broadcast needs the network at all for these inputs.
 bool substitute_broadcast_needs_network(BcastAlgo algo, std::uint32_t n, bool delayed, const CollectiveTable* mpich = nullptr);

@@ -307,7 +307,7 @@ std::string_view to_string(AutoBroadcast a) noexcept {
 }
 
 AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t root, bool mpich_binomial,
-                                   double mpich_extra_s) {
+                                   double mpich_extra_s, bool binomial_on_tie) {
   AutoBroadcastChoice c;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   c.binomial_s = c.flat_s = c.esssp_s = nan;
@@ -321,8 +321,11 @@ AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t ro
   // flat tree); either only where it clears the margin over MPICH's binomial tree.
   const bool esssp_better = c.esssp_s < c.flat_s;
   const double tree_best = esssp_better ? c.esssp_s : c.flat_s;
-  // libmstep's copy of MPICH's binomial tree, where MPICH's own costs more than its messages.
-  const bool copy_better = mpich_extra_s > 0 && c.binomial_s < tree_best;
+  // libmstep's copy of MPICH's binomial tree, where MPICH's own costs more than its messages; on a
+  // tie with E-SSSP, the copy (binomial_on_tie): at 4 ranks and 64 KiB, where the model has them
+  // equal, E-SSSP measured 25-30% slower than the copy (two runs on a core per rank, 2026-11-26).
+  const bool copy_better =
+      mpich_extra_s > 0 && (c.binomial_s < tree_best || (binomial_on_tie && esssp_better && c.binomial_s == tree_best));
   const double best = copy_better ? c.binomial_s : tree_best;
   if (!(best < (1 - kAutoBroadcastMargin) * (c.binomial_s + mpich_extra_s))) return c;
   if (copy_better) {

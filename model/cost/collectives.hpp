@@ -184,8 +184,10 @@ struct AutoBroadcastChoice {
   double binomial_s = 0, flat_s = 0, esssp_s = 0;  // completion times (NaN where not computed)
   BroadcastTree tree;  // the chosen schedule; empty for Mpich
 };
+// `binomial_on_tie`: where E-SSSP ties that copy, the copy runs (libmstep since 2026-11-26, meta.json
+// collectives.bcast_tie "binomial"); false: E-SSSP (the rule of older libmstep, for its traces).
 AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t root, bool mpich_binomial,
-                                   double mpich_extra_s = 0);
+                                   double mpich_extra_s = 0, bool binomial_on_tie = true);
 
 // The latency and injection time of one k-byte message between two ranks of a uniform LogGPS
 // network, as Mateescu and Taylor's w and D: the sender is busy for D = max(g, MPI_Send time with

@@ -46,8 +46,10 @@ std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n) {
 
 class BcastPlans {
  public:
-  BcastPlans(BcastAlgo algo, const LogGPSParams& loggps, PairLatency pairs, bool delayed, CollectiveTable mpich)
-      : algo_(algo), loggps_(loggps), pairs_(std::move(pairs)), delayed_(delayed), mpich_(std::move(mpich)) {}
+  BcastPlans(BcastAlgo algo, const LogGPSParams& loggps, PairLatency pairs, bool delayed, CollectiveTable mpich,
+             bool binomial_on_tie)
+      : algo_(algo), loggps_(loggps), pairs_(std::move(pairs)), delayed_(delayed), mpich_(std::move(mpich)),
+        binomial_on_tie_(binomial_on_tie) {}
 
   // The plan for these members (world ranks), root and size; the same object for the same inputs.
   const SubstituteBroadcast& get(std::span<const std::int32_t> members, std::uint32_t root, std::uint64_t m) {
@@ -56,7 +58,7 @@ class BcastPlans {
       // No network to build: the same answer for every such communicator.
       std::lock_guard lock(mutex_);
       auto& p = simple_[n > kEssspMaxRanks ? 1 : 0];
-      if (!p) p = std::make_unique<SubstituteBroadcast>(plan_substitute_broadcast(algo_, BroadcastNetwork{}, n, root, m, delayed_, &mpich_));
+      if (!p) p = std::make_unique<SubstituteBroadcast>(plan_substitute_broadcast(algo_, BroadcastNetwork{}, n, root, m, delayed_, &mpich_, binomial_on_tie_));
       return *p;
     }
     Key key{std::vector<std::int32_t>(members.begin(), members.end()), root, m};
@@ -64,7 +66,8 @@ class BcastPlans {
     auto& p = plans_[std::move(key)];
     if (!p)
       p = std::make_unique<SubstituteBroadcast>(
-          plan_substitute_broadcast(algo_, substitute_network(loggps_, members, pairs_, m), n, root, m, delayed_, &mpich_));
+          plan_substitute_broadcast(algo_, substitute_network(loggps_, members, pairs_, m), n, root, m, delayed_, &mpich_,
+                                    binomial_on_tie_));
     return *p;
   }
 
@@ -75,6 +78,7 @@ class BcastPlans {
   PairLatency pairs_;
   bool delayed_;
   CollectiveTable mpich_;  // meta.json collectives.mpich: what auto weighed MPICH's broadcast at
+  bool binomial_on_tie_ = true;  // auto_broadcast's rule on a tie (meta.json collectives.bcast_tie)
   std::mutex mutex_;
   std::map<Key, std::unique_ptr<SubstituteBroadcast>> plans_;
   std::array<std::unique_ptr<SubstituteBroadcast>, 2> simple_;  // [n > kEssspMaxRanks]
@@ -146,7 +150,8 @@ CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
     if (!meta.delay_pairs_json.empty()) pairs = PairLatency::parse(meta.delay_pairs_json, meta.ranks, error);
     if (algo && loggps && error.empty())
       s.plans = std::make_shared<BcastPlans>(*algo, *loggps, std::move(pairs), meta.delayed,
-                                             *algo == BcastAlgo::Auto && meta.auto_native_mpich ? meta.auto_mpich : CollectiveTable{});
+                                             *algo == BcastAlgo::Auto && meta.auto_native_mpich ? meta.auto_mpich : CollectiveTable{},
+                                             meta.auto_bcast_binomial_on_tie);
   }
   return s;
 }

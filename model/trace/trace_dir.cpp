@@ -50,6 +50,7 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
         m.auto_native_mpich = l.value("native_mpich", false);
       }
       if (c.contains("loggps") && c.at("loggps").is_object()) m.bcast_loggps_json = c.at("loggps").dump();
+      m.auto_bcast_binomial_on_tie = c.contains("bcast_tie") && c.at("bcast_tie") == "binomial";
       if (c.contains("mpich") && c.at("mpich").is_object()) {
         // Damaged: auto's choices are then recomputed from the messages alone.
         try {

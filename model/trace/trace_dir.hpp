@@ -37,6 +37,9 @@ struct RunMeta {
   // file's "collectives" entries for MPI_Barrier and MPI_Bcast; empty where none or damaged).
   bool auto_native_mpich = false;
   model::CollectiveTable auto_mpich;
+  // Broadcast "auto": on a tie of E-SSSP with libmstep's copy of the binomial tree, the copy ran
+  // (meta.json collectives.bcast_tie "binomial"); false (E-SSSP) in traces of older libmstep.
+  bool auto_bcast_binomial_on_tie = false;
   bool delayed = false;  // the delay apparatus was on (meta.json "delay")
   // A packed directory (format_version 3): ranks per pack file; 0 for a file per rank.
   std::uint64_t ranks_per_pack = 0;

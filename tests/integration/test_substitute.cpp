@@ -205,6 +205,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     const json c = meta_of(dir).at("collectives");
     CHECK(c.at("bcast") == "auto");
     CHECK(c.at("loggps").at("L") == 1e-6);
+    CHECK(c.at("bcast_tie") == "binomial");  // the copy of the binomial tree where E-SSSP ties it
     // The replay plans these broadcasts again from meta.json (collectives.loggps, delay.pairs) as
     // libmstep did, and charges the trees that ran: the E-SSSP tree on WORLD, libmstep's binomial
     // tree on the halves; none keeps its recorded duration.

@@ -265,8 +265,16 @@ TEST_CASE("MSTEP_BCAST=auto: a tree only where it beats MPICH's binomial tree by
     CHECK(copy.tree.parent.empty());
     CHECK(to_string(copy.algorithm) == "binomial");
     CHECK(auto_broadcast(uniform(8, 0.5, 1), 0, true, 0.3).algorithm == AutoBroadcast::Mpich);
-    // w = 1: E-SSSP 6 ties the binomial tree, and a tree of libmstep's own is preferred on a tie.
-    CHECK(auto_broadcast(uniform(8, 1, 1), 0, true, 1.0).algorithm == AutoBroadcast::Esssp);
+    // w = 1: E-SSSP 6 ties the binomial tree (MPICH's 7, 0.9 * 7 = 6.3): libmstep's copy of the
+    // binomial tree runs (measured faster where the two tie); the rule of older libmstep, whose
+    // traces lack meta.json's bcast_tie, ran E-SSSP.
+    const AutoBroadcastChoice tie = auto_broadcast(uniform(8, 1, 1), 0, true, 1.0);
+    CHECK(tie.binomial_s == 6);
+    CHECK(tie.esssp_s == 6);
+    CHECK(tie.algorithm == AutoBroadcast::Binomial);
+    CHECK(auto_broadcast(uniform(8, 1, 1), 0, true, 1.0, false).algorithm == AutoBroadcast::Esssp);
+    // A tie of the flat tree with the binomial tree keeps the flat tree (4 nodes, w = D = 1: 4 each).
+    CHECK(auto_broadcast(uniform(4, 1, 1), 0, true, 1.0).algorithm == AutoBroadcast::Flat);
     // The plan libmstep and the replay share: the extra is MPI_Bcast's residual at the size times
     // ceil(log2 n) rounds (1 us measured beyond 0.875 us modelled at 8 B: 0.125 us a round, 3 rounds
     // at 8 ranks), and a binomial choice is libmstep's binomial tree.
