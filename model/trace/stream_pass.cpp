@@ -337,6 +337,7 @@ class Pass {
   // The rank's current call has had its last record.
   void close_call(std::size_t r) {
     Cursor& c = cursors_[r];
+    if (c.receiving_calls.empty()) return;  // (most calls complete one receive at most: no entry)
     const auto it = c.receiving_calls.find(c.call_index);
     if (it == c.receiving_calls.end() || it->second.closed) return;
     it->second.closed = true;
