@@ -537,7 +537,6 @@ class StepStream::Impl {
     }
   }
 
-
   void bsp(std::size_t r, std::uint32_t s) {
     if (!bsp_) return;
     const Entry& own = entry(r, s);
