@@ -324,8 +324,9 @@ AutoBroadcastChoice auto_broadcast(const BroadcastNetwork& net, std::uint32_t ro
   // libmstep's copy of MPICH's binomial tree, where MPICH's own costs more than its messages; on a
   // tie with E-SSSP, the copy (binomial_on_tie): at 4 ranks and 64 KiB, where the model has them
   // equal, E-SSSP measured 25-30% slower than the copy (two runs on a core per rank, 2026-11-26).
-  const bool copy_better =
-      mpich_extra_s > 0 && (c.binomial_s < tree_best || (binomial_on_tie && esssp_better && c.binomial_s == tree_best));
+  // A tie to rounding: the two times are sums of like terms taken in different orders.
+  const bool tie = esssp_better && c.binomial_s <= tree_best * (1 + 1e-9);
+  const bool copy_better = mpich_extra_s > 0 && (c.binomial_s < tree_best || (binomial_on_tie && tie));
   const double best = copy_better ? c.binomial_s : tree_best;
   if (!(best < (1 - kAutoBroadcastMargin) * (c.binomial_s + mpich_extra_s))) return c;
   if (copy_better) {

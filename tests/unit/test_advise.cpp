@@ -258,6 +258,29 @@ TEST_CASE("advise: the replay charges the E-SSSP and auto broadcasts that ran, p
   }
 }
 
+TEST_CASE("advise: where E-SSSP ties the copy of the binomial tree, auto ran the copy (meta.json bcast_tie)",
+          "[advise]") {
+  // 8 ranks, 8 bytes, L = 0.5, o = 1, g = 1.25 us: a sender busy D = g = 1.25 us a message, the
+  // message there w = o + L + o - D = 1.25 us after: MPICH's binomial tree 3 (D + w) = 7.5 us, the
+  // labeled E-SSSP tree 7.5 too, the flat tree 7 D + w = 10. MPICH's own costs 0.5 us a round more
+  // (3 rounds): 9 us, and 7.5 < 0.9 * 9: auto runs one of libmstep's trees.
+  mstep::RunMeta meta;
+  meta.ranks = 8;
+  meta.bcast_substitute = "auto";
+  meta.bcast_loggps_json = R"({"L": 5e-7, "o": 1e-6, "Os": 0, "Or": 0, "g": 1.25e-6, "Gs": 0, "Gl": 0, "s": null, "S": 1000})";
+  meta.auto_native_mpich = true;
+  meta.auto_mpich = {{Op::Bcast, mstep::model::CollectiveTimes{{8}, {1.5e-6}, {1e-6}}}};
+  const std::vector<std::int32_t> members{0, 1, 2, 3, 4, 5, 6, 7};
+  meta.auto_bcast_binomial_on_tie = true;  // libmstep of 2026-11-26 on
+  const CollShape copy = choose_collective(Op::Bcast, 8, 0, 8, substitutes_of(meta), members);
+  CHECK(copy.algo == CollAlgo::BcastBinomial);
+  CHECK(copy.substitute);
+  meta.auto_bcast_binomial_on_tie = false;  // an older trace: E-SSSP ran
+  const CollShape esssp = choose_collective(Op::Bcast, 8, 0, 8, substitutes_of(meta), members);
+  CHECK(esssp.algo == CollAlgo::BcastTree);
+  CHECK(esssp.substitute);
+}
+
 TEST_CASE("advise: the adaptive barrier over every tree arity (MSTEP_BARRIER=auto)", "[advise]") {
   // o = g = 0, L = 1: central 2 L ties dissemination's 2 rounds at P = 4 (the tie goes to the
   // central counter), and loses to one round at P = 2.
