@@ -47,10 +47,14 @@ struct Entry {
     end_s = extra = phi = 0;
     incoming.clear();
     groups.clear();
+    forget_partners();
+    open_receives = open_sends = refs = 0;
+  }
+  // The partner list kept for the step table, once its row is made (or not kept).
+  void forget_partners() {
     gamma.clear();
     gamma_members = {};
     gamma_named = false;
-    open_receives = open_sends = refs = 0;
   }
   // What a step's lists hold beyond a few entries goes when the step is dropped (a gather's root
   // hears every rank once; its slot need not keep that).
@@ -492,9 +496,7 @@ class StepStream::Impl {
     const auto rank = static_cast<std::int32_t>(r);
     const bool keep = rows_.size() < keep_ || (mpm && misses_more(std::abs(miss_s), rank, s + 1, rows_.front()));
     if (!keep) {
-      own.gamma.clear();
-      own.gamma_members = {};
-      own.gamma_named = false;
+      own.forget_partners();
       return;
     }
     StepRow row;
@@ -521,9 +523,7 @@ class StepStream::Impl {
       std::set_union(own.gamma.begin(), own.gamma.end(), members.begin(), members.end(),
                      std::back_inserter(row.partners));
     }
-    own.gamma.clear();
-    own.gamma_members = {};
-    own.gamma_named = false;
+    own.forget_partners();
     const auto smaller = [](const StepRow& a, const StepRow& b) { return misses_more(a, b); };
     if (!mpm) {
       rows_.push_back(std::move(row));
