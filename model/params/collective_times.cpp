@@ -54,8 +54,9 @@ CollectiveTable read_collective_times(const nlohmann::json& j, const std::string
       if (mpi_name(static_cast<Op>(i)) == name) op = static_cast<Op>(i);
     const Role role = op ? op_role(*op) : Role::Other;
     if (!op || is_nonblocking_collective(*op) ||
-        (role != Role::CollAll && role != Role::CollRootIn && role != Role::CollRootOut && *op != Op::Sendrecv))
-      fail(file, key, "not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...) nor MPI_Sendrecv");
+        (role != Role::CollAll && role != Role::CollRootIn && role != Role::CollRootOut && *op != Op::Sendrecv &&
+                                    *op != Op::Waitall))
+      fail(file, key, "not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...), MPI_Sendrecv nor MPI_Waitall");
     if (!v.is_object()) fail(file, key, fmt::format("expected an object, got {}", v.dump()));
     CollectiveTimes t;
     const auto b = v.find("bytes");

@@ -6,6 +6,9 @@
 // collective, per round of its algorithm (model/replay/replay.hpp). MPI_Sendrecv's entry is an
 // exchange with the other rank (both ways at once, which a transport may not overlap as LogGP
 // does): added to every MPI_Sendrecv whose two messages go to and come from one partner.
+// MPI_Waitall's entry is the same exchange made of MPI_Irecv, MPI_Isend and MPI_Waitall (the three
+// calls' time, per exchange): added to every MPI_Waitall that completes an Irecv from and an Isend
+// to one partner, posted by the two calls just before it.
 #pragma once
 
 #include <cstdint>

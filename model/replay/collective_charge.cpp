@@ -29,12 +29,13 @@ Event member_record(Op op, int rank, std::uint64_t m) {
   return e;
 }
 
-// The replay's time in calls of one operation, both ranks together.
+// The replay's time in calls of one operation, both ranks together (MPI_Waitall's: the exchange's
+// three calls, MPI_Irecv and MPI_Isend too).
 class OpTime final : public ReplayObserver {
  public:
   explicit OpTime(Op op) : op_(op) {}
   void call(std::int32_t, Op op, double entry_s, double exit_s) override {
-    if (op == op_) seconds += std::max(0.0, exit_s - entry_s);
+    if (op == op_ || (op_ == Op::Waitall && (op == Op::Irecv || op == Op::Isend))) seconds += std::max(0.0, exit_s - entry_s);
   }
   double seconds = 0;
 
@@ -71,6 +72,32 @@ double collective_charge(const LogGPSParams& p, const ColdStart& cold, Op op, st
         e.recv_bytes = m;
         e.flags = kContinuation | kRecvHalf;
         t.events.push_back(e);
+        continue;
+      }
+      if (op == Op::Waitall) {  // the same exchange as libmstep records MPI_Irecv, MPI_Isend, MPI_Waitall
+        const auto recv_request = 2 * k + 1, send_request = 2 * k + 2;
+        Event post;
+        post.op = Op::Irecv;
+        post.peer = 1 - r;
+        post.request = recv_request;
+        post.t_enter = post.t_exit = 1000;
+        t.events.push_back(post);
+        Event out = post;
+        out.op = Op::Isend;
+        out.send_bytes = m;
+        out.request = send_request;
+        t.events.push_back(out);
+        Event got = post;  // the receive's completion names its source and size
+        got.op = Op::Waitall;
+        got.recv_bytes = m;
+        got.flags = kRecvHalf;
+        t.events.push_back(got);
+        Event done;  // the send's names neither
+        done.op = Op::Waitall;
+        done.request = send_request;
+        done.flags = kContinuation;
+        done.t_enter = done.t_exit = 1000;
+        t.events.push_back(done);
         continue;
       }
       Event e = member_record(op, r, m);

@@ -1,6 +1,8 @@
 // What the LogGPS replay charges per call for `calls` back-to-back calls of one blocking collective
 // between two ranks that enter together, each with blocks of m bytes: the model's side of the
-// collectives `mstep calibrate` measures (model/params/collective_times.hpp).
+// collectives `mstep calibrate` measures (model/params/collective_times.hpp). Op::Sendrecv is an
+// exchange with the other rank; Op::Waitall the same exchange as MPI_Irecv, MPI_Isend and
+// MPI_Waitall, charged for the three calls.
 #pragma once
 
 #include <cstdint>

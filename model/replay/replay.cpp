@@ -83,6 +83,7 @@ struct RankState {
   Op call_op = Op::Init;                 // its operation (for the observer)
   double end = 0;                        // completion of the current call so far
   double busy = 0;                       // CPU time the current call has spent from its entry on overheads
+  double exchange_s = 0;                 // the current call's calibrated exchange residual (0: none)
   double pending = 0;                    // computation seen between records of one call
   double last_ts = -1e300;               // start of the rank's last send (for g)
   double spt = 1e-9;
@@ -512,6 +513,8 @@ class Engine {
       ++s.last;
     }
     for (std::uint32_t p = s.first; p < s.last; ++p) publish(s, s.rec(p), s.link(p), s.at(p));
+    // Found while the call's messages are all live (completing it retires them).
+    if (run_.collective_times) [[unlikely]] s.exchange_s = exchange_residual(s);
     s.cursor = s.first;
     s.end = s.entry;
     s.busy = 0;
@@ -563,7 +566,7 @@ class Engine {
       }
       s.last_exit = std::max(s.last_exit, e.t_exit);
     }
-    if (run_.collective_times) [[unlikely]] add_exchange_residual(s);
+    if (run_.collective_times) [[unlikely]] s.end = std::max(s.end + s.exchange_s, s.entry);
     s.t = s.end;
     told(s);
     s.pos = s.last;
@@ -701,20 +704,38 @@ class Engine {
     return true;
   }
 
-  // What `mstep calibrate` measured an exchange (MPI_Sendrecv with one partner, both ways at once)
-  // to cost beyond the replay's charge for it, at the call's size, added to the call of `s` if it
-  // is one whose two messages the replay matched. Out of line and cold: inlined into complete_call,
-  // it cost a 64-rank ping-pong 4% more instructions in calls that are no exchange (callgrind).
-  [[gnu::noinline, gnu::cold]] void add_exchange_residual(RankState& s) const {
-    if (s.call_op != Op::Sendrecv && s.call_op != Op::Sendrecv_replace) return;
-    const auto it = run_.collective_times->find(Op::Sendrecv);
-    if (it == run_.collective_times->end() || s.last - s.first != 2) return;
-    const Event& out = s.rec(s.first);
-    const Event& in = s.rec(s.first + 1);
-    if (out.peer < 0 || in.peer != out.peer || !(in.flags & kRecvHalf) || s.link(s.first) == kNone ||
-        s.link(s.first + 1) == kNone)
-      return;
-    s.end = std::max(s.end + it->second.residual(std::max(out.send_bytes, in.recv_bytes)), s.entry);
+  // What `mstep calibrate` measured an exchange with one partner (both ways at once) to cost beyond
+  // the replay's charge for it, at the call's size, for the call `s` starts if it is one whose two
+  // messages the replay matched; 0 otherwise. Two kinds, each calibrated on its own: MPI_Sendrecv
+  // with one partner, and an MPI_Waitall completing an MPI_Irecv and an MPI_Isend with one partner
+  // posted by the two calls just before it (the residual of the three calls, added to the Waitall).
+  // Out of line and cold: inlined into the call's path, the Sendrecv check cost a 64-rank
+  // ping-pong 4% more instructions in calls that are no exchange (callgrind).
+  [[gnu::noinline, gnu::cold]] double exchange_residual(const RankState& s) {
+    if (s.last - s.first != 2 || s.link(s.first) == kNone || s.link(s.first + 1) == kNone) return 0;
+    const Op op = s.call_op == Op::Sendrecv_replace ? Op::Sendrecv : s.call_op;
+    if (op != Op::Sendrecv && op != Op::Waitall) return 0;
+    const auto it = run_.collective_times->find(op);
+    if (it == run_.collective_times->end()) return 0;
+    const Event& a = s.rec(s.first);
+    const Event& b = s.rec(s.first + 1);
+    if (op == Op::Sendrecv) {
+      if (a.peer < 0 || b.peer != a.peer || !(b.flags & kRecvHalf)) return 0;
+      return it->second.residual(std::max(a.send_bytes, b.recv_bytes));
+    }
+    // The Waitall: one record completes the receive (its peer the source), the other the send
+    // (whose record names no peer: the message does).
+    const bool a_recv = a.flags & kRecvHalf;
+    if (a_recv == static_cast<bool>(b.flags & kRecvHalf)) return 0;
+    const Event& in = a_recv ? a : b;
+    const LiveMsg& got = linker_.msg(s.link(a_recv ? s.first : s.first + 1));
+    const LiveMsg& sent = linker_.msg(s.link(a_recv ? s.first + 1 : s.first));
+    const std::int32_t to = sent.dst >= 0 ? sent.dst : sent.other;
+    if (in.peer < 0 || to != in.peer) return 0;
+    const std::uint32_t w = s.at(s.first);  // the Waitall's first record, in the rank's file order
+    if (w < 2 || std::min(got.post_event, sent.send_event) != w - 2 || std::max(got.post_event, sent.send_event) != w - 1)
+      return 0;
+    return it->second.residual(std::max(sent.bytes, in.recv_bytes));
   }
 
   // The residual of `shape`'s operation at its block size, per round of its algorithm relative to

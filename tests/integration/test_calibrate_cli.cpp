@@ -40,6 +40,14 @@ TEST_CASE("mstep calibrate keeps whole parameters when only MPI_Finalize does no
   CHECK(show.out.find("  H   rendezvous handshake ") != std::string::npos);
   CHECK(show.out.find("rendezvous as calibrated: its bytes move once at Gl") != std::string::npos);
   CHECK(p.at("meta").at("notes").dump().find("rendezvous progress: a receiver's Wait for ") != std::string::npos);
+  // Both exchanges with the other rank, MPI_Sendrecv and MPI_Irecv + MPI_Isend + MPI_Waitall, at the
+  // same sizes around S.
+  const json& c = p.at("collectives");
+  REQUIRE(c.contains("MPI_Sendrecv"));
+  REQUIRE(c.contains("MPI_Waitall"));
+  CHECK(c.at("MPI_Waitall").at("bytes") == c.at("MPI_Sendrecv").at("bytes"));
+  CHECK(c.at("MPI_Waitall").at("bytes").size() >= 4);
+  CHECK(show.out.find("  MPI_Waitall (Irecv+Isend)  8 B: ") != std::string::npos);
 }
 
 TEST_CASE("mstep calibrate starts the launcher named by MSTEP_MPIEXEC, and says so when it cannot") {

@@ -58,6 +58,11 @@ TEST_CASE("the parameter file's collectives: read, written back, and refused in 
       params_with(R"({"MPI_Sendrecv": {"bytes": [8, 8192], "measured_s": [7e-6, 60e-6], "model_s": [5e-6, 40e-6]}})"), "x.json");
   CHECK(x.collectives.at(Op::Sendrecv).residual(8) == Approx(2e-6));
   CHECK(parse_params(params_to_json(x), "again").collectives == x.collectives);
+  // And the same exchange as MPI_Irecv, MPI_Isend and MPI_Waitall, keyed by the Waitall.
+  const CalibrationParams w = parse_params(
+      params_with(R"({"MPI_Waitall": {"bytes": [8], "measured_s": [8e-6], "model_s": [5e-6]}})"), "w.json");
+  CHECK(w.collectives.at(Op::Waitall).residual(1024) == Approx(3e-6));
+  CHECK(parse_params(params_to_json(w), "again").collectives == w.collectives);
 
   auto error = [](const std::string& collectives) {
     try {
@@ -68,9 +73,9 @@ TEST_CASE("the parameter file's collectives: read, written back, and refused in 
     return std::string("accepted");
   };
   CHECK(error(R"({"MPI_Send": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6]}})") ==
-        "p.json: key 'collectives.MPI_Send': not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...) nor MPI_Sendrecv");
+        "p.json: key 'collectives.MPI_Send': not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...), MPI_Sendrecv nor MPI_Waitall");
   CHECK(error(R"({"MPI_Iallreduce": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6]}})") ==
-        "p.json: key 'collectives.MPI_Iallreduce': not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...) nor MPI_Sendrecv");
+        "p.json: key 'collectives.MPI_Iallreduce': not a blocking collective mstep records (MPI_Barrier, MPI_Bcast, ...), MPI_Sendrecv nor MPI_Waitall");
   CHECK(error(R"({"MPI_Bcast": {"bytes": [1024, 8], "measured_s": [1e-6, 1e-6], "model_s": [1e-6, 1e-6]}})") ==
         "p.json: key 'collectives.MPI_Bcast.bytes[1]': 8 is out of range: expected increasing sizes");
   CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6, 2e-6], "model_s": [1e-6]}})") ==
@@ -94,6 +99,10 @@ TEST_CASE("the model's charge for back-to-back collectives at 2 ranks", "[collec
   // at 2 + 5 = 7, received by 9 (the receive's T3 after the send's is 4, sooner): 9 a call.
   CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Sendrecv, 8, 1) == Approx(9 * us));
   CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Sendrecv, 8, 16) == Approx(9 * us));
+  // The same exchange as MPI_Irecv, MPI_Isend and MPI_Waitall, the three calls together: the Irecv
+  // posts at no charge, the Isend's T1 is o = 2, its message there at 2 + 5, received by 9.
+  CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Waitall, 8, 1) == Approx(9 * us));
+  CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Waitall, 8, 16) == Approx(9 * us));
 }
 
 TEST_CASE("the replay adds an exchange's calibrated residual to each MPI_Sendrecv with one partner", "[collectives][replay]") {
@@ -126,6 +135,70 @@ TEST_CASE("the replay adds an exchange's calibrated residual to each MPI_Sendrec
     const ReplayResult after = replay_loggps(in, barrier_machine());
     CHECK(before.finish_s[0] == Approx(10 * us));
     CHECK(after.finish_s == before.finish_s);
+  }
+}
+
+TEST_CASE("the replay adds an exchange's calibrated residual to each MPI_Waitall of an Irecv and an Isend with one partner posted just before", "[collectives][replay]") {
+  CollectiveTable table;
+  table[Op::Waitall] = times({8}, {12e-6}, {9e-6});  // 3 us beyond the messages
+  // Every rank: the two posts at 2 (in the order `recv_first` says, or with an MPI_Iprobe that
+  // finds nothing between them and the Waitall), then MPI_Waitall of both from 2 to 9; Finalize.
+  auto exchange_run = [](int n, auto to, auto from, bool recv_first, bool call_between) {
+    std::vector<RankTrace> t;
+    for (int r = 0; r < n; ++r) {
+      const Event post = irecv(2, 2, from(r), 1), out = send(Op::Isend, 2, 2, to(r), 8, 2);
+      Event got = recv(Op::Waitall, 2, 9, from(r), 8, 1), done = ev(Op::Waitall, 2, 9);
+      done.request = 2;
+      done.flags = kContinuation;
+      std::vector<Event> events{ev(Op::Init, 0, 1)};
+      events.push_back(recv_first ? post : out);
+      events.push_back(recv_first ? out : post);
+      if (call_between) {
+        Event probe = ev(Op::Iprobe, 2, 2, -1);
+        probe.flags = kIncomplete;
+        events.push_back(probe);
+      }
+      events.push_back(got);
+      events.push_back(done);
+      events.push_back(ev(Op::Finalize, 9, 10));
+      t.push_back(make_rank(r, n, std::move(events)));
+    }
+    return t;
+  };
+  auto other = [](int r) { return 1 - r; };
+  const Run plain(exchange_run(2, other, other, true, false));
+  ReplayInput base_in = plain.input();
+  const double base = replay_loggps(base_in, barrier_machine()).finish_s[0];
+  CHECK(base == Approx(10 * us));  // posted at 2, received by 2 + 9, less zero at 1
+  SECTION("2 ranks exchanging, either post first: 3 us more") {
+    for (const bool recv_first : {true, false}) {
+      const Run run(exchange_run(2, other, other, recv_first, false));
+      ReplayInput in = run.input();
+      CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(base));
+      in.collective_times = &table;
+      const ReplayResult r = replay_loggps(in, barrier_machine());
+      CHECK(r.finish_s[0] == Approx(base + 3 * us));
+      CHECK(r.finish_s[1] == Approx(base + 3 * us));
+    }
+  }
+  SECTION("a Sendrecv's entry is not the Waitall's") {
+    CollectiveTable sendrecv_only;
+    sendrecv_only[Op::Sendrecv] = times({8}, {12e-6}, {9e-6});
+    ReplayInput in = plain.input();
+    in.collective_times = &sendrecv_only;
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(base));
+  }
+  SECTION("a call between the posts and the Waitall, or a ring shift: nothing more") {
+    const Run between(exchange_run(2, other, other, true, true));
+    ReplayInput in = between.input();
+    const double before = replay_loggps(in, barrier_machine()).finish_s[0];
+    in.collective_times = &table;
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(before));
+    const Run ring(exchange_run(3, [](int r) { return (r + 1) % 3; }, [](int r) { return (r + 2) % 3; }, true, false));
+    ReplayInput ring_in = ring.input();
+    const ReplayResult ring_before = replay_loggps(ring_in, barrier_machine());
+    ring_in.collective_times = &table;
+    CHECK(replay_loggps(ring_in, barrier_machine()).finish_s == ring_before.finish_s);
   }
 }
 

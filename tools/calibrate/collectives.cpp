@@ -10,11 +10,12 @@ namespace {
 // The blocking collectives the replay decomposes (Scan and Exscan keep their recorded time), and
 // MPI_Sendrecv with the other rank: an exchange, two messages at once in opposite directions, which
 // a transport may not overlap as the model does (over UCX's TCP it takes 1.3-1.7 half round trips:
-// tests/bench/exchange.c).
+// tests/bench/exchange.c); and the same exchange made of MPI_Irecv, MPI_Isend and MPI_Waitall (the
+// halo exchange of most stencil codes; its entry is Op::Waitall).
 constexpr std::array kOps{Op::Barrier,   Op::Bcast,      Op::Reduce,   Op::Allreduce, Op::Gather,
                           Op::Gatherv,   Op::Scatter,    Op::Scatterv, Op::Allgather, Op::Allgatherv,
                           Op::Alltoall,  Op::Alltoallv,  Op::Reduce_scatter_block, Op::Reduce_scatter,
-                          Op::Sendrecv};
+                          Op::Sendrecv,  Op::Waitall};
 
 // One call of `op` with blocks of m bytes on two ranks, root 0 (reductions: m / 4 ints, at least 1).
 void call(Op op, MPI_Comm c, int m, char* a, char* b) {
@@ -41,6 +42,15 @@ void call(Op op, MPI_Comm c, int m, char* a, char* b) {
       MPI_Sendrecv(a, m, MPI_BYTE, 1 - me, 0, b, m, MPI_BYTE, 1 - me, 0, c, MPI_STATUS_IGNORE);
       break;
     }
+    case Op::Waitall: {
+      int me = 0;
+      MPI_Comm_rank(c, &me);
+      MPI_Request requests[2];
+      MPI_Irecv(b, m, MPI_BYTE, 1 - me, 0, c, &requests[0]);
+      MPI_Isend(a, m, MPI_BYTE, 1 - me, 0, c, &requests[1]);
+      MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+      break;
+    }
     default: break;
   }
 }
@@ -63,7 +73,7 @@ model::CollectiveTable measure_collectives(const Comm& pair, std::vector<char>& 
   model::CollectiveTable table;
   for (const Op op : kOps) {
     model::CollectiveTimes& t = table[op];
-    const bool exchange = op == Op::Sendrecv && !options.exchange_sizes.empty();
+    const bool exchange = (op == Op::Sendrecv || op == Op::Waitall) && !options.exchange_sizes.empty();
     for (const std::uint64_t size : exchange ? options.exchange_sizes : options.sizes) {
       if (op == Op::Barrier && !t.bytes.empty()) break;  // a barrier moves no bytes: one size
       const std::uint64_t m = op == Op::Barrier ? 0 : size;
