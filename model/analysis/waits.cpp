@@ -56,7 +56,9 @@ WaitMeter::WaitMeter(const Timeline& timeline, const WaitOptions& options)
 
 void WaitMeter::add(WaitKind kind, std::int32_t rank, const Event& call, double wait, double predicted) {
   if (wait <= 0) return;
-  WaitSite& s = sites_[{kind, rank, call.callsite, call.op}];
+  const SiteKey key{rank, call.callsite, static_cast<std::uint16_t>((static_cast<unsigned>(kind) << 8) | static_cast<unsigned>(call.op))};
+  WaitSite* found = sites_.find(key);
+  WaitSite& s = found ? *found : sites_.insert(key, WaitSite{});
   s.kind = kind;
   s.rank = rank;
   s.callsite = call.callsite;
@@ -123,7 +125,12 @@ std::vector<WaitSite> WaitMeter::sites() {
   open_calls_.clear();
   std::vector<WaitSite> out;
   out.reserve(sites_.size());
-  for (auto& [k, s] : sites_) out.push_back(s);
+  sites_.for_each([&](const SiteKey&, const WaitSite& s) { out.push_back(s); });
+  // In the order of (kind, rank, call site, operation) first, so that sites of equal waits come out
+  // in the same order whatever the hash map's.
+  std::sort(out.begin(), out.end(), [](const WaitSite& a, const WaitSite& b) {
+    return std::tie(a.kind, a.rank, a.callsite, a.op) < std::tie(b.kind, b.rank, b.callsite, b.op);
+  });
   std::sort(out.begin(), out.end(), [](const WaitSite& a, const WaitSite& b) { return a.wait_s > b.wait_s; });
   return out;
 }
