@@ -17,39 +17,20 @@
 namespace mstep::model::detail {
 namespace {
 
-// The messages of a channel read by one side only, oldest first. Mostly one: it is kept inline.
+// The messages of a channel read by one side only, oldest first. Mostly one: it is kept inline,
+// the rest in a pooled list (Linker::Impl::overflow), so that a slot of the channel map is 32 bytes
+// (at 16 Ki ranks the map holds hundreds of thousands of channels, and every message looks one up).
 struct Fifo {
   std::uint32_t first = kNone;
-  std::uint32_t rest_head = 0;
-  std::vector<std::uint32_t> rest;
+  std::uint32_t more = kNone;  // index of the rest in the pool, kNone: none
   bool sends_ahead = false;
   bool empty() const { return first == kNone; }
-  void push(std::uint32_t id) {
-    if (first == kNone) first = id;
-    else rest.push_back(id);
-  }
-  std::uint32_t pop() {
-    const std::uint32_t id = first;
-    if (rest_head < rest.size()) {
-      first = rest[rest_head++];
-      if (rest_head == rest.size()) {
-        rest.clear();
-        rest_head = 0;
-      } else if (rest_head >= 64 && 2 * rest_head >= rest.size()) {
-        rest.erase(rest.begin(), rest.begin() + rest_head);
-        rest_head = 0;
-      }
-    } else {
-      first = kNone;
-    }
-    return id;
-  }
-  template <class F>
-  void each(F f) const {
-    if (first == kNone) return;
-    f(first);
-    for (std::size_t i = rest_head; i < rest.size(); ++i) f(rest[i]);
-  }
+};
+
+// The rest of one channel's messages, from `head` on.
+struct Overflow {
+  std::vector<std::uint32_t> ids;
+  std::uint32_t head = 0;
 };
 
 // A receive waiting for its turn in posting order.
@@ -110,6 +91,8 @@ struct Linker::Impl {
   RunInfo& run;
   Linker& self;
   FlatMap<ChannelKey, Fifo, ChannelHash> channels{64};  // grows with the channels in use; small runs (the fuzzer's) pay less
+  std::vector<Overflow> overflow;  // lists kept for reuse (a short one's memory with it)
+  std::vector<std::uint32_t> free_overflow;
   std::vector<RankLink> ranks;
   std::vector<std::uint32_t> free_msgs, free_instances;
   FlatMap<std::uint64_t, std::uint32_t> instance_of{64};
@@ -135,10 +118,48 @@ struct Linker::Impl {
 
   // The channel's message for a side just read: the one the other side left, or a new one that
   // the channel holds (one reference) until the other side takes it.
+  void push(Fifo& f, std::uint32_t id) {
+    if (f.first == kNone) {
+      f.first = id;
+      return;
+    }
+    if (f.more == kNone) {
+      if (!free_overflow.empty()) {
+        f.more = free_overflow.back();
+        free_overflow.pop_back();
+      } else {
+        f.more = static_cast<std::uint32_t>(overflow.size());
+        overflow.emplace_back();
+      }
+    }
+    overflow[f.more].ids.push_back(id);
+  }
+
+  std::uint32_t pop(Fifo& f) {
+    const std::uint32_t id = f.first;
+    if (f.more == kNone) {
+      f.first = kNone;
+      return id;
+    }
+    Overflow& o = overflow[f.more];
+    f.first = o.ids[o.head++];
+    if (o.head == o.ids.size()) {
+      if (o.ids.capacity() > 16) std::vector<std::uint32_t>().swap(o.ids);  // a long list's memory goes
+      else o.ids.clear();
+      o.head = 0;
+      free_overflow.push_back(f.more);
+      f.more = kNone;
+    } else if (o.head >= 64 && 2 * o.head >= o.ids.size()) {
+      o.ids.erase(o.ids.begin(), o.ids.begin() + o.head);
+      o.head = 0;
+    }
+    return id;
+  }
+
   std::uint32_t take(const ChannelKey& key, bool send) {
     Fifo* f = channels.find(key);
     if (f && f->sends_ahead != send) {
-      const std::uint32_t id = f->pop();
+      const std::uint32_t id = pop(*f);
       if (f->empty()) channels.erase(key);
       --self.msgs_[id].refs;  // the channel's hold; the caller has added its own
       return id;
@@ -148,9 +169,9 @@ struct Linker::Impl {
     if (!f) {
       Fifo fresh;
       fresh.sends_ahead = send;
-      f = &channels.insert(key, std::move(fresh));
+      f = &channels.insert(key, fresh);
     }
-    f->push(id);
+    push(*f, id);
     return id;
   }
 
