@@ -75,6 +75,7 @@ struct RankState {
   std::uint32_t first = 0, last = 0;     // the current call's records [first, last)
   std::uint32_t cursor = 0;              // the record being completed
   std::uint32_t start_pos = 0;           // first position after MPI_Init
+  std::uint32_t linked = 0;              // the linker's end when last asked (records below it are final)
   Mode mode = Mode::Done;
   bool blocked = false;
   bool force = false;                    // deadlock fallback: resolve the next unknown time
@@ -302,9 +303,13 @@ class Engine {
 
   // Whether position p exists, reading until it is linked for good.
   bool have(RankState& s, std::uint32_t p) {
+    // The linker's end only grows (a deferred receive is read after the ones before it, and leaves
+    // first): below the last one seen, a record is final without asking.
+    if (p < s.linked) [[likely]] return true;
     const auto r = static_cast<std::uint32_t>(&s - states_.data());
     for (;;) {
-      if (p < linker_.linked_end(r, *s.w)) return true;
+      s.linked = linker_.linked_end(r, *s.w);
+      if (p < s.linked) return true;
       if (!s.w->more()) return p < s.w->end();
       load(r);
     }
