@@ -76,7 +76,18 @@ void StepTracker::close(std::uint64_t t, Usage carry) {
       for (std::uint64_t b = partner_bits_[w]; b != 0; b &= b - 1)
         r.partners.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(b))));
   } else {
-    std::sort(partners_.begin(), partners_.end());
+    // Mostly self and one or two partners: an insertion sort, where std::sort's set-up was a third
+    // of a ping-pong step's cost on the recorder's flush path.
+    if (partners_.size() <= 16) {
+      for (std::size_t i = 1; i < partners_.size(); ++i) {
+        const std::int32_t v = partners_[i];
+        std::size_t j = i;
+        for (; j > 0 && partners_[j - 1] > v; --j) partners_[j] = partners_[j - 1];
+        partners_[j] = v;
+      }
+    } else {
+      std::sort(partners_.begin(), partners_.end());
+    }
     r.partners.assign(partners_.begin(), partners_.end());  // reuses the slot's capacity
   }
 
