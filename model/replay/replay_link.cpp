@@ -331,12 +331,18 @@ void Linker::link(std::uint32_t r, RankWindow& w, std::uint32_t from) {
         d = &rl.at(*seq);
         rl.irecv.erase(e.request);
       }
+    const ChannelKey key{im.run.gcomm(r, e.comm), e.peer, static_cast<std::int32_t>(r), e.tag};
+    if (!d && !rl.waiting()) {
+      // A blocking receive with no Irecv before it waiting: its turn is now (no queue to pass).
+      im.assign(r, w, Deferred{i, i, !im.present(e.peer), key, e.recv_bytes});
+      continue;
+    }
     if (!d) {
       rl.deferred.push_back(Deferred{i});
       d = &rl.deferred.back();
     }
     d->done = i;
-    d->key = ChannelKey{im.run.gcomm(r, e.comm), e.peer, static_cast<std::int32_t>(r), e.tag};
+    d->key = key;
     d->bytes = e.recv_bytes;
     d->dropped = !im.present(e.peer);
     im.drain(r, w);
