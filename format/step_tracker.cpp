@@ -104,7 +104,7 @@ void StepTracker::close(std::uint64_t t, Usage carry) {
   bytes_in_ = bytes_out_ = 0;
   msgs_in_ = msgs_out_ = 0;
   has_recv_ = false;
-  add_partner(self_);
+  if (self_ >= 0) partners_.push_back(self_);  // add_partner(self_) on an empty list
 }
 
 void StepTracker::account(const Event& e, bool tool) {
