@@ -116,8 +116,7 @@ struct Linker::Impl {
     return id;
   }
 
-  // The channel's message for a side just read: the one the other side left, or a new one that
-  // the channel holds (one reference) until the other side takes it.
+  // A channel's list: the first message inline, the rest in the pool.
   void push(Fifo& f, std::uint32_t id) {
     if (f.first == kNone) {
       f.first = id;
@@ -156,6 +155,8 @@ struct Linker::Impl {
     return id;
   }
 
+  // The channel's message for a side just read: the one the other side left, or a new one that
+  // the channel holds (one reference) until the other side takes it.
   std::uint32_t take(const ChannelKey& key, bool send) {
     Fifo* f = channels.find(key);
     if (f && f->sends_ahead != send) {
