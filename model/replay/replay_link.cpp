@@ -332,20 +332,18 @@ void Linker::link(std::uint32_t r, RankWindow& w, std::uint32_t from) {
         d = &rl.at(*seq);
         rl.irecv.erase(e.request);
       }
-    const ChannelKey key{im.run.gcomm(r, e.comm), e.peer, static_cast<std::int32_t>(r), e.tag};
-    if (!d && !rl.waiting()) {
-      // A blocking receive with no Irecv before it waiting: its turn is now (no queue to pass).
-      im.assign(r, w, Deferred{i, i, !im.present(e.peer), key, e.recv_bytes});
+    // The completed receive; posted by this record unless an Irecv before it posted it.
+    Deferred got{i, i, !im.present(e.peer), ChannelKey{im.run.gcomm(r, e.comm), e.peer, static_cast<std::int32_t>(r), e.tag},
+                 e.recv_bytes};
+    if (d) {
+      got.post = d->post;
+      *d = got;
+    } else if (!rl.waiting()) {
+      im.assign(r, w, got);  // no Irecv before it waiting: its turn is now (no queue to pass)
       continue;
+    } else {
+      rl.deferred.push_back(got);
     }
-    if (!d) {
-      rl.deferred.push_back(Deferred{i});
-      d = &rl.deferred.back();
-    }
-    d->done = i;
-    d->key = key;
-    d->bytes = e.recv_bytes;
-    d->dropped = !im.present(e.peer);
     im.drain(r, w);
   }
 }
