@@ -17,18 +17,12 @@ StepTracker::StepTracker(std::int32_t self_world_rank, std::int32_t world_size,
   add_partner(self_);
 }
 
-void StepTracker::add_partner(std::int32_t rank) {
-  if (rank < 0) return;
-  if (!use_bits_) [[likely]] {
-    // A few partners: a look along the list. Membership bits indexed by world rank would cost
-    // every tracker rank / 8 bytes for itself alone (an analysis that runs one per rank: ranks
-    // squared; a million ranks took 64 GB), so they are taken only by a step of many partners.
-    if (std::find(partners_.begin(), partners_.end(), rank) != partners_.end()) return;
+// The list's next entry would be one past kListedPartners, or the step already keeps bits.
+void StepTracker::add_partner_slow(std::int32_t rank) {
+  if (!use_bits_) {
     partners_.push_back(rank);
-    if (partners_.size() > kListedPartners) [[unlikely]] {
-      use_bits_ = true;
-      for (const std::int32_t p : partners_) set_bit(p);
-    }
+    use_bits_ = true;
+    for (const std::int32_t p : partners_) set_bit(p);
     return;
   }
   if (set_bit(rank)) partners_.push_back(rank);
@@ -88,7 +82,16 @@ void StepTracker::close(std::uint64_t t, Usage carry) {
     } else {
       std::sort(partners_.begin(), partners_.end());
     }
-    r.partners.assign(partners_.begin(), partners_.end());  // reuses the slot's capacity
+    // Into the slot's vector, whose capacity is reused; self and a partner or two copied by hand,
+    // where assign's call of memmove cost more than the copy.
+    const std::size_t n = partners_.size();
+    if (r.partners.size() != n) r.partners.resize(n);
+    if (n <= 2) {
+      if (n > 0) r.partners[0] = partners_[0];
+      if (n > 1) r.partners[1] = partners_[1];
+    } else {
+      std::copy(partners_.begin(), partners_.end(), r.partners.begin());
+    }
   }
 
   // Only the words of set members are non-zero: clearing those is O(|Gamma|), not O(world).
@@ -105,39 +108,6 @@ void StepTracker::close(std::uint64_t t, Usage carry) {
   msgs_in_ = msgs_out_ = 0;
   has_recv_ = false;
   if (self_ >= 0) partners_.push_back(self_);  // add_partner(self_) on an empty list
-}
-
-void StepTracker::account(const Event& e, bool tool) {
-  // Threads may interleave: never let a gap or a duration go negative.
-  const std::uint64_t gap = e.t_enter > last_exit_ ? e.t_enter - last_exit_ : 0;
-  const std::uint64_t dur = e.t_exit > e.t_enter ? e.t_exit - e.t_enter : 0;
-  last_exit_ = std::max(last_exit_, e.t_exit);
-  Usage u;
-  u.compute = gap;
-  if (!tool) {
-    u.mpi = dur;
-    u.calls = 1;
-  }
-  step_.add(u);
-  pending_.add(u);
-}
-
-void StepTracker::send_side(std::uint64_t bytes) {
-  // A send after a receive of this step: the step ended with that receive (MODELS.md 1), and
-  // what happened since (pending_, this call included) opens the next one.
-  if (has_recv_) close(last_recv_t_, pending_);
-  bytes_out_ += bytes;
-  ++msgs_out_;
-}
-
-void StepTracker::receive(std::int32_t from, std::uint64_t bytes, std::uint64_t t) {
-  add_partner(from);
-  bytes_in_ += bytes;
-  ++msgs_in_;  // a point-to-point message from itself is a message too
-  has_recv_ = true;
-  last_recv_t_ = std::max(t, begin_);
-  // Everything up to this completion belongs to the step that receives.
-  pending_ = Usage{};
 }
 
 void StepTracker::collective(const Event& e, Role role, std::span<const std::int32_t> members, bool inter) {
@@ -174,41 +144,6 @@ void StepTracker::collective(const Event& e, Role role, std::span<const std::int
   }
   // A collective always ends the step it is in, its own MPI time included.
   close(e.t_exit, Usage{});
-}
-
-void StepTracker::feed(const Event& e, std::span<const std::int32_t> comm_members, bool comm_inter) {
-  const Role role = event_role(e);
-  if (!e.continuation()) account(e, role == Role::Tool);
-  if (e.flags & kIncomplete) return;  // a Test/Iprobe that found nothing: MPI time only
-
-  switch (role) {
-    case Role::Send:
-    case Role::Isend:
-      if (e.peer >= 0) send_side(e.send_bytes);
-      break;
-    case Role::Recv:
-      if (e.peer >= 0) receive(e.peer, e.recv_bytes, e.t_exit);
-      break;
-    case Role::Complete:
-      // Completing a send request is not a send side: the send started at its Isend.
-      if ((e.flags & kRecvHalf) && e.peer >= 0) receive(e.peer, e.recv_bytes, e.t_exit);
-      break;
-    case Role::SendRecv:
-      if (e.peer < 0) break;
-      if (e.flags & kRecvHalf) receive(e.peer, e.recv_bytes, e.t_exit);
-      else send_side(e.send_bytes);
-      break;
-    case Role::CollRootOut:
-    case Role::CollRootIn:
-    case Role::CollAll:
-      collective(e, role, comm_members, comm_inter);
-      break;
-    case Role::Other:
-    case Role::Start:  // event_role made it Isend or Irecv
-    case Role::Irecv:
-    case Role::Tool:
-      break;
-  }
 }
 
 void StepTracker::finish(std::uint64_t end_ticks) {

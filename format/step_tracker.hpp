@@ -51,7 +51,48 @@ class StepTracker {
   // `comm_members`: world ranks of the record's communicator in communicator rank order (the
   // remote group for an intercommunicator, `comm_inter`); read only for collectives. Negative
   // entries (processes outside MPI_COMM_WORLD) are skipped where members are listed.
-  void feed(const Event& e, std::span<const std::int32_t> comm_members, bool comm_inter = false);
+  // Inline: the recorder feeds every record of a run through it on its flush (MPICH's ping-pong:
+  // a step every two records), and a call a record, with what it saves and restores, was a third
+  // of its cost there. Collectives go out of line.
+  void feed(const Event& e, std::span<const std::int32_t> comm_members, bool comm_inter = false) {
+    const Role role = event_role(e);
+    if (!e.continuation()) account(e, role == Role::Tool);
+    if (e.flags & kIncomplete) return;  // a Test/Iprobe that found nothing: MPI time only
+    switch (role) {
+      case Role::Send:
+      case Role::Isend:
+        if (e.peer >= 0) send_side(e.send_bytes);
+        break;
+      case Role::Recv:
+        if (e.peer >= 0) receive(e.peer, e.recv_bytes, e.t_exit);
+        break;
+      case Role::Complete:
+        // Completing a send request is not a send side: the send started at its Isend.
+        if ((e.flags & kRecvHalf) && e.peer >= 0) receive(e.peer, e.recv_bytes, e.t_exit);
+        break;
+      case Role::SendRecv:
+        if (e.peer < 0) break;
+        if (e.flags & kRecvHalf) receive(e.peer, e.recv_bytes, e.t_exit);
+        else send_side(e.send_bytes);
+        break;
+      case Role::CollRootOut:
+      case Role::CollRootIn:
+      case Role::CollAll:
+        collective(e, role, comm_members, comm_inter);
+        break;
+      case Role::Other:
+      case Role::Start:  // event_role made it Isend or Irecv
+      case Role::Irecv:
+      case Role::Tool:
+        break;
+    }
+  }
+  // Whether feed reads a record's communicator members (a collective's): others may be fed
+  // without looking them up.
+  static bool needs_members(const Event& e) {
+    const Role r = op_role(e.op);
+    return r == Role::CollRootOut || r == Role::CollRootIn || r == Role::CollAll;
+  }
 
   // End of the rank's records (after MPI_Finalize's record, or the last record of a trace).
   // Time between the last record's exit and end_ticks counts as computation.
@@ -83,18 +124,55 @@ class StepTracker {
     }
   };
 
-  void account(const Event& e, bool tool);
-  void send_side(std::uint64_t bytes);
-  void receive(std::int32_t from, std::uint64_t bytes, std::uint64_t t);
-  void collective(const Event& e, Role role, std::span<const std::int32_t> members, bool inter);
-  void add_partner(std::int32_t rank);
+  void account(const Event& e, bool tool) {
+    // Threads may interleave: never let a gap or a duration go negative.
+    const std::uint64_t gap = e.t_enter > last_exit_ ? e.t_enter - last_exit_ : 0;
+    const std::uint64_t dur = e.t_exit > e.t_enter ? e.t_exit - e.t_enter : 0;
+    if (e.t_exit > last_exit_) last_exit_ = e.t_exit;
+    const Usage u{gap, tool ? 0 : dur, tool ? 0u : 1u};
+    step_.add(u);
+    pending_.add(u);
+  }
+  void send_side(std::uint64_t bytes) {
+    // A send after a receive of this step: the step ended with that receive (MODELS.md 1), and
+    // what happened since (pending_, this call included) opens the next one.
+    if (has_recv_) close(last_recv_t_, pending_);
+    bytes_out_ += bytes;
+    ++msgs_out_;
+  }
+  void receive(std::int32_t from, std::uint64_t bytes, std::uint64_t t) {
+    add_partner(from);
+    bytes_in_ += bytes;
+    ++msgs_in_;  // a point-to-point message from itself is a message too
+    has_recv_ = true;
+    last_recv_t_ = t > begin_ ? t : begin_;
+    // Everything up to this completion belongs to the step that receives.
+    pending_ = Usage{};
+  }
+  [[gnu::noinline]] void collective(const Event& e, Role role, std::span<const std::int32_t> members, bool inter);
+  void add_partner(std::int32_t rank) {
+    if (rank < 0) return;
+    // A few partners: a look along the list. Membership bits indexed by world rank would cost
+    // every tracker rank / 8 bytes for itself alone (an analysis that runs one per rank: ranks
+    // squared; a million ranks took 64 GB), so they are taken only by a step of many partners.
+    if (!use_bits_) [[likely]] {
+      for (const std::int32_t p : partners_)
+        if (p == rank) return;
+      if (partners_.size() < kListedPartners) [[likely]] {
+        partners_.push_back(rank);
+        return;
+      }
+    }
+    add_partner_slow(rank);
+  }
+  [[gnu::noinline]] void add_partner_slow(std::int32_t rank);
   bool set_bit(std::int32_t rank);  // false if it was set already
   // Up to this many partners (self included) a step finds duplicates by looking along its list;
   // beyond, by membership bits.
   static constexpr std::size_t kListedPartners = 16;
   // Closes the open step at `t`; `carry` (part of the open step's usage, what happened after t)
   // becomes the start of the next step.
-  void close(std::uint64_t t, Usage carry);
+  [[gnu::noinline]] void close(std::uint64_t t, Usage carry);
   bool empty() const { return step_.calls == 0 && step_.compute == 0; }
 
   std::int32_t self_;

@@ -81,7 +81,8 @@ void Recorder::learn_comms(std::span<const CommDef> comms) {
 void Recorder::track_steps(const Event* events, std::size_t count) {
   for (std::size_t i = 0; i < count; ++i) {
     const Event& e = events[i];
-    if (e.comm < comm_defs_.size()) {
+    // Only a collective's members are read (point-to-point records need no communicator).
+    if (StepTracker::needs_members(e) && e.comm < comm_defs_.size()) {
       const CommDef& c = comm_defs_[e.comm];
       tracker_->feed(e, c.world_ranks, c.inter);
     } else {
