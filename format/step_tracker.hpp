@@ -108,6 +108,10 @@ class StepTracker {
   // after clear_closed().
   void trim(std::size_t keep);
 
+  // Up to this many partners (self included) a step finds duplicates by looking along its list;
+  // beyond, by membership bits. Only a step of more leaves trim() anything to give back.
+  static constexpr std::size_t kListedPartners = 16;
+
   // Index of the open step (1-based).
   std::uint32_t current_index() const { return index_; }
 
@@ -167,9 +171,6 @@ class StepTracker {
   }
   [[gnu::noinline]] void add_partner_slow(std::int32_t rank);
   bool set_bit(std::int32_t rank);  // false if it was set already
-  // Up to this many partners (self included) a step finds duplicates by looking along its list;
-  // beyond, by membership bits.
-  static constexpr std::size_t kListedPartners = 16;
   // Closes the open step at `t`; `carry` (part of the open step's usage, what happened after t)
   // becomes the start of the next step.
   [[gnu::noinline]] void close(std::uint64_t t, Usage carry);
