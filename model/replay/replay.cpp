@@ -67,7 +67,9 @@ class FileSource final : public detail::RecordSource {
 
 // ---- The loop ------------------------------------------------------------------------------
 
-enum class Mode : std::uint8_t { Between, InCall, InColl, Done };
+// CollWait: the rank has entered a collective whose other members' records are not all read yet
+// (its record is at `first`); it waits for them instead of reading every member ahead to it.
+enum class Mode : std::uint8_t { Between, InCall, InColl, CollWait, Done };
 
 struct RankState {
   RankWindow* w = nullptr;
@@ -79,6 +81,8 @@ struct RankState {
   Mode mode = Mode::Done;
   bool blocked = false;
   bool force = false;                    // deadlock fallback: resolve the next unknown time
+  bool read_members = false;             // CollWait with nothing else to run: read the members ahead
+  bool listed_waiting = false;           // in its instance's waiting list (a spurious wake lists it once)
   double t = 0;                          // end of the last completed call
   double entry = 0;                      // entry of the current call
   Op call_op = Op::Init;                 // its operation (for the observer)
@@ -216,8 +220,11 @@ class Engine {
         ready_.pop_back();
         advance(states_[r]);
       }
-      // Nothing can move: either all ranks are done, or the model deadlocked where the run did
-      // not. Resolve the earliest blocked call and go on.
+      // Nothing can move. Ranks waiting in a collective for its members' records read them ahead
+      // now (what they would have done at once before waiting was tried): that changes no time.
+      if (wake_collective_waiters()) continue;
+      // Otherwise all ranks are done, or the model deadlocked where the run did not. Resolve the
+      // earliest blocked call and go on.
       std::uint32_t pick = kNone;
       double earliest = 0;
       for (std::uint32_t r = 0; r < states_.size(); ++r) {
@@ -271,7 +278,8 @@ class Engine {
     RankWindow& w = windows_[r];
     RankState& s = states_[r];
     if (!w.more()) return;
-    const std::uint32_t keep = std::min(s.mode == Mode::InCall ? s.first : s.pos, linker_.linked_end(r, w));
+    const std::uint32_t keep =
+        std::min(s.mode == Mode::InCall || s.mode == Mode::CollWait ? s.first : s.pos, linker_.linked_end(r, w));
     if (keep > w.base) {
       const std::uint32_t drop = std::min(keep, w.end()) - w.base;
       if (!w.view) w.owned.erase(w.owned.begin(), w.owned.begin() + drop);
@@ -472,6 +480,10 @@ class Engine {
           break;
         case Mode::InColl:
           if (!run_collective(s)) return;
+          break;
+        case Mode::CollWait:
+          s.mode = Mode::Between;
+          if (!start_collective(s, s.first)) return;
           break;
       }
     }
@@ -688,7 +700,29 @@ class Engine {
       return true;
     }
     LiveInstance& inst = linker_.instance(id);
-    if (!inst.bad && inst.registered < inst.shape.n) read_members_to(inst);
+    if (!inst.bad && inst.registered < inst.shape.n) {
+      // Reading every member ahead to its record of this instance held whole traces in memory
+      // (a barrier after a long stretch of point-to-point calls, 16 384 ranks: 145 MB of records).
+      // Each member registers its record as its own window reaches it; wait for that, unless
+      // nothing else can run (wake_collective_waiters).
+      if (!s.read_members) {
+        s.first = p;
+        s.mode = Mode::CollWait;
+        if (!s.listed_waiting) {
+          s.listed_waiting = true;
+          inst.waiting.push_back(static_cast<std::uint32_t>(&s - states_.data()));
+          collective_waiters_.push_back(inst.waiting.back());
+        }
+        return block(s);
+      }
+      read_members_to(inst);
+    }
+    s.read_members = false;
+    s.listed_waiting = false;
+    if (!inst.waiting.empty()) {  // members that entered it before its last record was read
+      for (const std::uint32_t w : inst.waiting) wake(static_cast<std::int32_t>(w));
+      inst.waiting.clear();
+    }
     const bool usable = !inst.bad && inst.shape.n > 0 && inst.registered == inst.shape.n &&
                         inst.shape.algo != CollAlgo::Unsupported;
     if (!usable) {
@@ -881,6 +915,22 @@ class Engine {
     return false;
   }
 
+  // Ranks still waiting in a collective for its members' records: made ready to read them ahead.
+  // False when there were none.
+  bool wake_collective_waiters() {
+    bool any = false;
+    for (const std::uint32_t r : collective_waiters_) {
+      RankState& s = states_[r];
+      if (!s.blocked || s.mode != Mode::CollWait) continue;  // gone on meanwhile (or listed twice)
+      s.blocked = false;
+      s.read_members = true;
+      ready_.push_back(r);
+      any = true;
+    }
+    collective_waiters_.clear();
+    return any;
+  }
+
   RunInfo& run_;
   Linker linker_;
   const Cost cost_;
@@ -896,6 +946,7 @@ class Engine {
   std::vector<RankWindow> windows_;
   std::vector<std::unique_ptr<RankTrace>> loaded_;  // rank files read whole (see the constructor)
   std::vector<std::uint32_t> ready_;
+  std::vector<std::uint32_t> collective_waiters_;  // ranks that entered CollWait (some since gone on)
   std::vector<double> start_s_;
   std::vector<MessageWait> message_waits_;
   bool cold_on_ = false;                                        // the cost model has a cold start

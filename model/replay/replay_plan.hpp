@@ -114,6 +114,7 @@ struct LiveInstance {
   std::vector<Slot> slots;      // one per message of the algorithm, while members run it
   std::vector<double> arrival, end;
   std::vector<std::uint32_t> event;
+  std::vector<std::uint32_t> waiting;  // ranks that entered it before every member's record was read
 };
 
 // Where a rank's records come from: all of them at once (a trace in memory), or a window at a
