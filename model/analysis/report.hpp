@@ -66,16 +66,25 @@ struct FunctionTime {
   double loggps_s = 0;      // the LogGPS replay's time in these calls (Report::has_loggps_functions)
 };
 
-// Adds up the LogGPS replay's time per MPI function over all ranks, into a Report's `mpi`.
+// Adds up the LogGPS replay's time per MPI function over all ranks, into a Report's `mpi`. The
+// sums are exact in units of 2^-60 s (a call's time truncated to that, about 1e-18 s), so they do
+// not depend on the order the replay finishes calls in: a windowed replay of many ranks finishes
+// them in another order than a whole one, and a sum of doubles then differed in its last digits.
 class FunctionTimes final : public ReplayObserver {
  public:
   explicit FunctionTimes(std::array<FunctionTime, kOpCount>& out) : out_(out) {}
   void call(std::int32_t, Op op, double entry_s, double exit_s) override {
-    out_[static_cast<std::size_t>(op)].loggps_s += std::max(0.0, exit_s - entry_s);
+    const auto i = static_cast<std::size_t>(op);
+    // Exact for any time of 2^-7 s or more (the product is then an integer), truncated below.
+    sum_[i] += static_cast<Exact>(std::ldexp(std::max(0.0, exit_s - entry_s), kFractionBits));
+    out_[i].loggps_s = std::ldexp(static_cast<double>(sum_[i]), -kFractionBits);
   }
 
  private:
+  static constexpr int kFractionBits = 60;
+  __extension__ using Exact = __int128;  // GCC's and Clang's; -Wpedantic would name it
   std::array<FunctionTime, kOpCount>& out_;
+  std::array<Exact, kOpCount> sum_{};
 };
 
 struct Report {
