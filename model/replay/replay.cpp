@@ -47,21 +47,36 @@ class FileSource final : public detail::RecordSource {
   FileSource(const std::string& path, std::uint32_t step, bool read_ahead)
       : reader_(path, std::max<std::uint32_t>(step, 1), read_ahead), step_(std::max<std::uint32_t>(step, 1)) {}
   bool read(detail::BigVector<Event>& out) override {
-    if (at_ == frame_.size()) {
-      frame_.clear();
-      at_ = 0;
-      if (!reader_.read(frame_)) return false;
+    if (at_ == rest_.size()) {
+      // The reader hands out `step` records at a time (a chunk), except a reader ahead on a thread
+      // of its own, whose chunks may be larger: the records are decoded into one buffer of the
+      // thread's, and only what is left past a step is kept here. A buffer a rank, kept at its
+      // capacity, was a second copy of every window (16 384 ranks: 64 MiB of a 284 MiB report).
+      thread_local std::vector<Event> decoded;
+      decoded.clear();
+      if (!reader_.read(decoded)) return false;
+      const std::size_t k = std::min<std::size_t>(step_, decoded.size());
+      out.insert(out.end(), decoded.begin(), decoded.begin() + static_cast<std::ptrdiff_t>(k));
+      if (k < decoded.size()) {
+        rest_.assign(decoded.begin() + static_cast<std::ptrdiff_t>(k), decoded.end());
+        at_ = 0;
+      }
+      return true;
     }
-    const std::size_t k = std::min<std::size_t>(step_, frame_.size() - at_);
-    out.insert(out.end(), frame_.begin() + static_cast<std::ptrdiff_t>(at_), frame_.begin() + static_cast<std::ptrdiff_t>(at_ + k));
+    const std::size_t k = std::min<std::size_t>(step_, rest_.size() - at_);
+    out.insert(out.end(), rest_.begin() + static_cast<std::ptrdiff_t>(at_), rest_.begin() + static_cast<std::ptrdiff_t>(at_ + k));
     at_ += k;
+    if (at_ == rest_.size()) {
+      std::vector<Event>().swap(rest_);
+      at_ = 0;
+    }
     return true;
   }
 
  private:
   RankEventReader reader_;
   std::uint32_t step_;
-  std::vector<Event> frame_;  // the frame being handed out
+  std::vector<Event> rest_;  // a chunk's records past the step handed out (read ahead only)
   std::size_t at_ = 0;
 };
 
