@@ -218,8 +218,7 @@ void observe_loggps(const TraceDir& trace, const CalibrationParams& params, Repl
   const auto [ranks, files] = stream_inputs(trace);
   const Timeline timeline(ranks);
   const Matching none;
-  const auto window = static_cast<std::uint32_t>(std::clamp<std::size_t>(
-      (std::size_t{64} << 20) / (sizeof(Event) * std::max<std::size_t>(ranks.size(), 1)), 16, kReplayWindow));
+  const std::uint32_t window = streamed_window(ranks.size());
   ReplayInput input{ranks, none, timeline, window, files, substitutes_of(trace.meta)};
   input.observer = &observer;
   if (!params.collectives.empty()) input.collective_times = &params.collectives;  // as the report's LogGPS

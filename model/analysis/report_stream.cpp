@@ -146,10 +146,7 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   // The replays first, each reading the rank files a frame at a time: the LogGPS replay's machine
   // terms (cold start, fresh buffers) are charged to the step models too, as build_report does.
   const Matching none;
-  // The replays' windows shrink with the ranks (any window gives the same times): about 64 MiB of
-  // records in all, 16 to kReplayWindow a rank.
-  const auto window = static_cast<std::uint32_t>(std::clamp<std::size_t>(
-      (std::size_t{64} << 20) / (sizeof(Event) * std::max<std::size_t>(ranks.size(), 1)), 16, kReplayWindow));
+  const std::uint32_t window = streamed_window(ranks.size());
   const ReplayInput input{ranks, none, timeline, window, files, substitutes_of(trace.meta)};
   const ColdStart cold = params && params->cold ? *params->cold : ColdStart{};
   // LogGP and LogGPS pay the collectives' calibrated residuals (the linear baseline does not).

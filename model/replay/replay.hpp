@@ -41,6 +41,7 @@
 // in model_deadlocks.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -59,6 +60,15 @@ namespace mstep::model {
 
 // The default window: 256 records per rank were fastest here (tests/bench/replay_bench.cpp).
 inline constexpr std::uint32_t kReplayWindow = 256;
+// The window of a replay that reads rank files (the streamed report, its timeline): it shrinks with
+// the ranks (any window gives the same times), about 16 MiB of records in all, 16 to kReplayWindow
+// a rank. The windows were most of a many-rank report's memory: 64 MiB of 16 384 ranks' 220 MiB
+// when they were given 64 MiB in all.
+inline std::uint32_t streamed_window(std::size_t ranks) {
+  constexpr std::size_t kBytes = std::size_t{16} << 20;
+  return static_cast<std::uint32_t>(
+      std::clamp<std::size_t>(kBytes / (sizeof(Event) * std::max<std::size_t>(ranks, 1)), 16, kReplayWindow));
+}
 
 // Told each call's predicted entry and exit (seconds on the common timeline, as finish_s before
 // zero is taken off), in each rank's order: for a picture of the predicted run. MPI_Finalize is

@@ -197,10 +197,13 @@ TEST_CASE("report: the run's own 8-byte round trip beside the parameters', and a
   INFO(probe.dump());
   CHECK(probe.at("ranks") == 1);
   const double init = probe.at("init_half_rtt_s").get<double>(), fin = probe.at("finalize_half_rtt_s").get<double>();
+  // Seconds, not ticks or microseconds: a 2-rank round trip here is 0.3-1.4 us, but one of ranks
+  // that busy-poll on cores a build shares takes a scheduler's time slice (2.7 ms seen in CI): the
+  // bound is for the unit, not the machine's load.
   CHECK(init > 0);
-  CHECK(init < 1e-3);
+  CHECK(init < 0.1);
   CHECK(fin > 0);
-  CHECK(fin < 1e-3);
+  CHECK(fin < 0.1);
   CHECK(probe.at("parameters_half_rtt_s") == 1.0);
   // Parameters a million times slower than the run: said once on stderr, and in the JSON.
   REQUIRE(probe.at("warning").is_string());
