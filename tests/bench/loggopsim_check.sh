@@ -7,6 +7,7 @@
 #
 # Usage: LOGGOPSIM_SRC=DIR bash tests/bench/loggopsim_check.sh BUILD_DIR
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/loggopsim_build.sh"
 build=${1:-build}
 mstep="$build/bin/mstep"
 if [[ -z ${LOGGOPSIM_SRC:-} ]]; then
@@ -17,20 +18,10 @@ for tool in g++ gengetopt re2c python3; do
   command -v "$tool" >/dev/null || { echo "loggopsim_check: needs $tool" >&2; exit 1; }
 done
 src="$LOGGOPSIM_SRC/src/LogGOPSim"
-[[ -f $src/LogGOPSim.cpp ]] || { echo "loggopsim_check: $src/LogGOPSim.cpp not found" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# Build txt2bin and LogGOPSim the way its CMakeLists does, without its Fortran/MPI/Clang parts.
-cp "$src"/*.cpp "$src"/*.hpp "$src"/*.ggo "$src"/*.re "$work"/
-(
-  cd "$work"
-  gengetopt -i loggopsim_cmdline.ggo -F loggopsim_cmdline
-  gengetopt -i txt2bin_cmdline.ggo -F txt2bin_cmdline
-  re2c -o txt2bin.cpp txt2bin.re
-  g++ -O2 -std=c++11 -o txt2bin txt2bin.cpp txt2bin_cmdline.c
-  g++ -O2 -std=c++11 -I/usr/include/graphviz -o LogGOPSim LogGOPSim.cpp loggopsim_cmdline.c -lcgraph
-) >"$work/build.log" 2>&1 || { echo "loggopsim_check: building LogGOPSim failed, see:" >&2; tail -20 "$work/build.log" >&2; exit 1; }
+build_loggopsim loggopsim_check "$src" "$work"
 
 # Parameters in picoseconds for LogGOPSim (its parameters are integers), seconds for mstep.
 L=200000 o=200000 g=190000

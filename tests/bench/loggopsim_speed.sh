@@ -18,6 +18,7 @@
 # algorithm decomposed): 64 ranks and 2 M records make a 13 GB text schedule, so give it fewer,
 # e.g. CASES="64:alltoall:100000".
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/loggopsim_build.sh"
 build=$(cd "${1:-build}" && pwd)
 mstep="$build/bin/mstep"
 bench="$build/bench/replay_bench"
@@ -30,7 +31,6 @@ for tool in g++ gengetopt re2c python3 /usr/bin/time taskset; do
 done
 [[ -x $mstep && -x $bench ]] || { echo "loggopsim_speed: build mstep and replay_bench first ($build)" >&2; exit 1; }
 src="$LOGGOPSIM_SRC/src/LogGOPSim"
-[[ -f $src/LogGOPSim.cpp ]] || { echo "loggopsim_speed: $src/LogGOPSim.cpp not found" >&2; exit 1; }
 cases=${CASES:-64:ring 64:random 1024:ring 1024:random 16384:ring 16384:random}
 events=${EVENTS:-2000000}
 cpu=${CPU:-1}
@@ -38,16 +38,7 @@ work=${KEEP:-$(mktemp -d)}
 mkdir -p "$work"
 [[ -n ${KEEP:-} ]] || trap 'rm -rf "$work"' EXIT
 
-# LogGOPSim built the way its CMakeLists does, without its Fortran/MPI/Clang parts.
-cp "$src"/*.cpp "$src"/*.hpp "$src"/*.ggo "$src"/*.re "$work"/
-(
-  cd "$work"
-  gengetopt -i loggopsim_cmdline.ggo -F loggopsim_cmdline
-  gengetopt -i txt2bin_cmdline.ggo -F txt2bin_cmdline
-  re2c -o txt2bin.cpp txt2bin.re
-  g++ -O2 -std=c++11 -o txt2bin txt2bin.cpp txt2bin_cmdline.c
-  g++ -O2 -std=c++11 -I/usr/include/graphviz -o LogGOPSim LogGOPSim.cpp loggopsim_cmdline.c -lcgraph
-) >"$work/build.log" 2>&1 || { echo "loggopsim_speed: building LogGOPSim failed, see:" >&2; tail -20 "$work/build.log" >&2; exit 1; }
+build_loggopsim loggopsim_speed "$src" "$work"
 
 # The same parameters for both (picoseconds for LogGOPSim, seconds for mstep), eager throughout.
 L=200000 o=200000 g=190000 G=60 S=1000000000
