@@ -726,7 +726,6 @@ class Engine {
         if (!s.listed_waiting) {
           s.listed_waiting = true;
           inst.waiting.push_back(static_cast<std::uint32_t>(&s - states_.data()));
-          collective_waiters_.push_back(inst.waiting.back());
         }
         return block(s);
       }
@@ -931,18 +930,17 @@ class Engine {
   }
 
   // Ranks still waiting in a collective for its members' records: made ready to read them ahead.
-  // False when there were none.
+  // False when there were none. A look over every rank, as the deadlock fallback after it takes.
   bool wake_collective_waiters() {
     bool any = false;
-    for (const std::uint32_t r : collective_waiters_) {
+    for (std::uint32_t r = 0; r < states_.size(); ++r) {
       RankState& s = states_[r];
-      if (!s.blocked || s.mode != Mode::CollWait) continue;  // gone on meanwhile (or listed twice)
+      if (!s.blocked || s.mode != Mode::CollWait) continue;
       s.blocked = false;
       s.read_members = true;
       ready_.push_back(r);
       any = true;
     }
-    collective_waiters_.clear();
     return any;
   }
 
@@ -961,7 +959,6 @@ class Engine {
   std::vector<RankWindow> windows_;
   std::vector<std::unique_ptr<RankTrace>> loaded_;  // rank files read whole (see the constructor)
   std::vector<std::uint32_t> ready_;
-  std::vector<std::uint32_t> collective_waiters_;  // ranks that entered CollWait (some since gone on)
   std::vector<double> start_s_;
   std::vector<MessageWait> message_waits_;
   bool cold_on_ = false;                                        // the cost model has a cold start
