@@ -134,7 +134,8 @@ void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out
   w.bytes(fields_column.bytes());
 }
 
-EventFrameDecoder::EventFrameDecoder(std::span<const std::uint8_t> payload) {
+EventFrameDecoder::EventFrameDecoder(std::span<const std::uint8_t> payload, bool keep_step_marks)
+    : flags_mask_(keep_step_marks ? std::uint8_t{0xff} : static_cast<std::uint8_t>(~kClosesStep)) {
   ByteReader r(payload);
   n_ = r.count(3);
   const auto head_size = r.varint(), times_size = r.varint(), fields_size = r.varint();
@@ -154,7 +155,7 @@ namespace {
 // otherwise the caller has made sure that the columns hold the worst case of one event.
 template <bool kChecked>
 Event decode_event(ByteReader& head, ByteReader& times, ByteReader& fields, const Event& prev,
-                   std::uint32_t& prev_request, std::size_t index) {
+                   std::uint32_t& prev_request, std::size_t index, std::uint8_t flags_mask) {
   const auto u8 = [](ByteReader& r) { return kChecked ? r.u8() : r.u8_unchecked(); };
   const auto varint = [](ByteReader& r) { return kChecked ? r.varint() : r.varint_unchecked(); };
   const auto zigzag = [](ByteReader& r) { return kChecked ? r.zigzag() : r.zigzag_unchecked(); };
@@ -163,7 +164,7 @@ Event decode_event(ByteReader& head, ByteReader& times, ByteReader& fields, cons
   if (!op_valid(op)) [[unlikely]]
     throw TraceError(fmt::format("event {} has unknown operation code {}", index, op));
   e.op = static_cast<Op>(op);
-  e.flags = u8(head);
+  e.flags = u8(head) & flags_mask;
   const std::uint8_t mask = u8(head);
   if (mask & kSameTimes) {
     e.t_enter = prev.t_enter;
@@ -201,8 +202,8 @@ void EventFrameDecoder::decode(std::vector<Event>& out, std::size_t limit) {
   std::uint32_t prev_request = prev_request_;
   for (std::size_t i = 0; i < take; ++i) {
     const Event e = times_.remaining() >= kMaxTimeBytes && fields_.remaining() >= kMaxFieldBytes
-                        ? decode_event<false>(head_, times_, fields_, prev, prev_request, done_ + i)
-                        : decode_event<true>(head_, times_, fields_, prev, prev_request, done_ + i);
+                        ? decode_event<false>(head_, times_, fields_, prev, prev_request, done_ + i, flags_mask_)
+                        : decode_event<true>(head_, times_, fields_, prev, prev_request, done_ + i, flags_mask_);
     out.push_back(e);
     prev = e;
   }
@@ -212,8 +213,9 @@ void EventFrameDecoder::decode(std::vector<Event>& out, std::size_t limit) {
   if (done_ == n_ && (!times_.done() || !fields_.done())) throw TraceError("event frame has bytes left over");
 }
 
-void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out, std::size_t limit) {
-  EventFrameDecoder d(payload);
+void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out, std::size_t limit,
+                   bool keep_step_marks) {
+  EventFrameDecoder d(payload, keep_step_marks);
   d.decode(out, limit);
 }
 

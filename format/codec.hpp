@@ -184,13 +184,17 @@ FileHeader decode_file_header(ByteReader& in);
 // Frame payload codecs (before compression). decode_* append to `out`.
 void encode_events(std::span<const Event> events, std::vector<std::uint8_t>& out);
 // `limit`: decode only the first `limit` records (the rest of the frame is not checked then).
+// The decoders take kClosesStep off every record (the marks are the file's business: the records are
+// handed out as the application made them) unless `keep_step_marks` (read_rank_trace, which checks
+// them).
 void decode_events(std::span<const std::uint8_t> payload, std::vector<Event>& out,
-                   std::size_t limit = static_cast<std::size_t>(-1));
+                   std::size_t limit = static_cast<std::size_t>(-1), bool keep_step_marks = false);
 // An Events frame's payload decoded a part at a time (the payload must outlive the decoder): a
 // reader of many ranks holds a few thousand records of each, not whole frames.
 class EventFrameDecoder {
  public:
-  explicit EventFrameDecoder(std::span<const std::uint8_t> payload);  // checks the column sizes
+  // Checks the column sizes.
+  explicit EventFrameDecoder(std::span<const std::uint8_t> payload, bool keep_step_marks = false);
   std::size_t size() const { return n_; }        // records in the frame
   std::size_t left() const { return n_ - done_; }
   // Appends the next `limit` records (or all that are left) to `out`.
@@ -202,10 +206,12 @@ class EventFrameDecoder {
   std::size_t n_ = 0, done_ = 0;
   Event prev_;
   std::uint32_t prev_request_ = 0;
+  std::uint8_t flags_mask_;
 };
-// Steps are encoded as they close, into three columns (times; sizes; partners), each value a
-// difference where one helps: the index is one more than the last, a step begins where the last
-// ended. The recorder appends to a StepEncoder without copying StepRecords.
+// Steps frames (trace format 3 and older; version 4 marks records instead): three columns (times;
+// sizes; partners), each value a difference where one helps: the index is one more than the last,
+// a step begins where the last ended. No writer of this version writes them; the tests write
+// version 3 files with it, to check what the reader still reads.
 class StepEncoder {
  public:
   void add(const StepRecord& s);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "format/rank_steps.hpp"
+
 namespace mstep {
 
 namespace {
@@ -16,6 +18,35 @@ void decode_counted(const Frame& f, std::vector<Record>& out, Decode decode) {
     out.resize(before);
     throw TraceError(fmt::format("{} records where its header says {}", n, f.count));
   }
+}
+
+// Version 4: the rank's M-steps from its records, each record's mark checked against the rule that
+// set it and taken off. A record whose mark disagrees (a writer's bug: the marks are inside the
+// checksummed payload) ends the rank there, as a damaged frame would.
+void derive_steps(RankTrace& t) {
+  RankStepDeriver deriver(t.header.rank, t.header.world_size, t.comms);
+  std::size_t kept = t.events.size();
+  for (std::size_t i = 0; i < t.events.size(); ++i) {
+    Event& e = t.events[i];
+    const bool marked = e.flags & kClosesStep;
+    e.flags &= static_cast<std::uint8_t>(~kClosesStep);
+    if ((deriver.feed(e) > 0) != marked) {
+      kept = i;
+      t.end = TraceEnd::Corrupt;
+      t.problem = fmt::format("{}: record {} ({}) is {} as closing an M-step, which the records before it say it {}",
+                              t.path, i, mpi_name(e.op), marked ? "marked" : "not marked",
+                              marked ? "does not" : "does");
+      break;
+    }
+    for (const StepRecord& s : deriver.closed()) t.steps.push_back(s);
+    deriver.clear_closed();
+  }
+  t.events.resize(kept);
+  t.event_thread.resize(kept);
+  if (kept == 0) return;
+  deriver.clear_closed();  // a mismatching record's closes, if any
+  deriver.finish(t.events[kept - 1].t_exit);
+  for (const StepRecord& s : deriver.closed()) t.steps.push_back(s);
 }
 
 }  // namespace
@@ -33,8 +64,14 @@ RankTrace read_rank(const std::string& path, bool metadata_only) {
   std::uint16_t first_thread = 0;
   bool any_events = false, first_events_read = false;
   std::vector<bool> comm_defined;  // by local id, for the steps that name one
+  const bool marks = t.header.version >= 4;  // no Steps frames; the records are marked
+  const auto done = [&t, metadata_only, marks]() -> RankTrace {
+    if (marks && !metadata_only) derive_steps(t);
+    return std::move(t);
+  };
   while (reader.next(f)) {
     try {
+      if (f.kind == FrameKind::Steps && marks) throw TraceError("a Steps frame in a version 4 trace");
       if (f.kind == FrameKind::Events) {
         if (!any_events) first_thread = f.thread, any_events = true;
         t.several_threads = t.several_threads || f.thread != first_thread;
@@ -59,7 +96,7 @@ RankTrace read_rank(const std::string& path, bool metadata_only) {
             t.event_thread.resize(t.events.size(), f.thread);
             break;
           }
-          decode_events(f.payload, t.events);
+          decode_events(f.payload, t.events, static_cast<std::size_t>(-1), marks);
           t.event_thread.resize(t.events.size(), f.thread);
           if (t.events.size() - before != f.count) throw TraceError("event count differs from its header");
           break;
@@ -106,13 +143,13 @@ RankTrace read_rank(const std::string& path, bool metadata_only) {
       t.end = TraceEnd::Corrupt;
       t.problem = fmt::format("{}: frame {} at byte {}: {}", path, f.index, f.offset, e.what());
       t.frames = f.index;
-      return t;
+      return done();
     }
     ++t.frames;
   }
   t.end = reader.end_state();
   t.problem = reader.problem();
-  return t;
+  return done();
 }
 
 }  // namespace
@@ -158,7 +195,8 @@ bool RankEventReader::read_here(std::vector<Event>& out) {
         reader_->close_file();
         return false;
       }
-      if (frame_.kind == FrameKind::Steps) steps_ += frame_.count;
+      if (frame_.kind == FrameKind::Steps && reader_->header().version >= 4)
+        throw TraceError("a Steps frame in a version 4 trace");
       if (frame_.kind != FrameKind::Events) continue;
       decoder_.emplace(frame_.payload);
       if (decoder_->size() != frame_.count) throw TraceError("event count differs from its header");
@@ -184,8 +222,9 @@ void RankEventReader::read_to_next_events() {
   for (;;) {
     const std::optional<std::uint8_t> kind = reader_->peek_kind();
     if (kind == static_cast<std::uint8_t>(FrameKind::Events)) return;
+    // Left to read() (which refuses it) once this frame's records are handed out.
+    if (kind == static_cast<std::uint8_t>(FrameKind::Steps) && reader_->header().version >= 4) return;
     if (!reader_->next(other)) return;
-    if (other.kind == FrameKind::Steps) steps_ += other.count;
   }
 }
 

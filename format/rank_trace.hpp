@@ -19,6 +19,8 @@ struct RankTrace {
   FileHeader header;
   std::vector<Event> events;          // in file order; per thread in call order
   std::vector<std::uint16_t> event_thread;  // thread of each event (parallel to events)
+  // The M-steps: a version 4 trace's derived from its records (format/rank_steps.hpp), whose marks
+  // are checked and taken off; an older one's as its Steps frames recorded them.
   std::vector<StepRecord> steps;
   std::vector<CommDef> comms;
   std::vector<CallsiteDef> callsites;
@@ -42,8 +44,8 @@ RankTrace read_rank_trace(const std::string& path);
 RankTrace read_rank_metadata(const std::string& path);
 
 // Writes `t` as a rank file in the order the recorder writes one: definitions, the MPI_Init clock
-// sample, the events in frames of `frame_events` with the M-steps they close (the recorder's own
-// StepTracker), the MPI_Finalize sample, End. For synthetic traces (mstep synth) and the tests.
+// sample, the events in frames of `frame_events`, each record that closes an M-step marked (the
+// recorder's own StepMarker; marks in `t` are ignored), the MPI_Finalize sample, End. For synthetic traces (mstep synth) and the tests.
 // Throws TraceError when a write fails. `append`: after what `path` holds (a pack file).
 void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t frame_events = 65536,
                       bool append = false);
@@ -70,8 +72,6 @@ class RankEventReader {
   const std::string& problem() const;
   // Once read() returned false: how the file ended (Complete: read to its End frame).
   TraceEnd end() const;
-  // M-step records in the Steps frames read so far (their payloads checked, not kept).
-  std::uint64_t steps() const { return steps_; }
 
  private:
   bool read_here(std::vector<Event>& out);  // read() on the calling thread
@@ -81,7 +81,6 @@ class RankEventReader {
   Frame frame_;
   std::optional<EventFrameDecoder> decoder_;  // of frame_'s payload
   std::size_t chunk_;
-  std::uint64_t steps_ = 0;
   std::string problem_;  // a frame whose records could not be decoded
   std::unique_ptr<ReadAhead> ahead_;  // read_here() on a thread of its own
 };

@@ -18,7 +18,10 @@ void write_frame(TraceFileWriter& w, FrameKind kind, std::uint32_t count, const 
 }  // namespace
 
 void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t frame_events, bool append) {
-  TraceFileWriter w(path, t.header, 1, append);
+  // Written in this version whatever `t` was read from (its marks are set here, not copied).
+  FileHeader header = t.header;
+  header.version = kTraceVersion;
+  TraceFileWriter w(path, header, 1, append);
   std::vector<std::uint8_t> payload;
   encode_comms(t.comms, payload);
   write_frame(w, FrameKind::Comms, static_cast<std::uint32_t>(t.comms.size()), payload);
@@ -28,28 +31,14 @@ void write_rank_trace(const std::string& path, const RankTrace& t, std::size_t f
     encode_clocks(std::span<const ClockSync>(&c, 1), payload);
     write_frame(w, FrameKind::Clock, 1, payload);
   }
-  // The members of each communicator by id, as the recorder's tracker has them (the last
-  // definition of an id wins, as RankComms reads it).
-  std::vector<const CommDef*> by_id;
-  for (const CommDef& c : t.comms) {
-    if (c.id >= by_id.size()) by_id.resize(c.id + std::size_t{1}, nullptr);
-    by_id[c.id] = &c;
-  }
-  StepTracker tracker(t.header.rank, t.header.world_size, t.events.empty() ? 0 : t.events.front().t_enter);
-  const std::span<const Event> events(t.events);
-  for (std::size_t at = 0; at < events.size(); at += frame_events) {
-    const auto chunk = events.subspan(at, std::min(frame_events, events.size() - at));
-    for (const Event& e : chunk) {
-      const CommDef* c = e.comm < by_id.size() ? by_id[e.comm] : nullptr;
-      if (c) tracker.feed(e, c->world_ranks, c->inter);
-      else tracker.feed(e, {});
-    }
-    if (at + chunk.size() == events.size()) tracker.finish(chunk.back().t_exit);
-    if (!tracker.closed().empty()) {
-      payload.clear();
-      encode_steps(tracker.closed(), payload);
-      write_frame(w, FrameKind::Steps, static_cast<std::uint32_t>(tracker.closed().size()), payload);
-      tracker.clear_closed();
+  StepMarker marker;
+  std::vector<Event> chunk;
+  for (std::size_t at = 0; at < t.events.size(); at += frame_events) {
+    const auto n = std::min(frame_events, t.events.size() - at);
+    chunk.assign(t.events.begin() + static_cast<std::ptrdiff_t>(at), t.events.begin() + static_cast<std::ptrdiff_t>(at + n));
+    for (Event& e : chunk) {
+      e.flags &= static_cast<std::uint8_t>(~kClosesStep);
+      if (marker.closes(e)) e.flags |= kClosesStep;
     }
     payload.clear();
     encode_events(chunk, payload);

@@ -1,6 +1,7 @@
-// Run-time M-step inference (MODELS.md section 1), fed one rank's Event records in call order.
-// Pure (no MPI, clock or I/O): libmstep.so runs it inside the wrappers, and the reader can run it
-// again on a trace and must get the same steps.
+// M-step inference (MODELS.md section 1), fed one rank's Event records in call order. Pure (no
+// MPI, clock or I/O): libmstep.so makes the decision at run time (StepMarker, on its flush: which
+// records close a step), and every reader derives the steps from the records with StepTracker,
+// which must close a step exactly where the marks say.
 //
 // Rules, in the words of the code below:
 // - A rank starts in step 1 at start_ticks.
@@ -44,6 +45,58 @@
 
 namespace mstep {
 
+// What a record is to the M-step rule (the rules above): the start of a send, the completion of a
+// receive, a collective, or nothing (MPI time only). The one reading of roles, flags and peers
+// that the tracker and the recorder's StepMarker share.
+enum class StepSide : std::uint8_t { None, Send, Receive, Collective };
+inline StepSide step_side(const Event& e, Role role) {
+  if (e.flags & kIncomplete) return StepSide::None;  // a Test/Iprobe that found nothing
+  switch (role) {
+    case Role::Send:
+    case Role::Isend: return e.peer >= 0 ? StepSide::Send : StepSide::None;
+    case Role::Recv: return e.peer >= 0 ? StepSide::Receive : StepSide::None;
+    case Role::Complete:
+      // Completing a send request is not a send side: the send started at its Isend.
+      return (e.flags & kRecvHalf) && e.peer >= 0 ? StepSide::Receive : StepSide::None;
+    case Role::SendRecv:
+      if (e.peer < 0) return StepSide::None;
+      return (e.flags & kRecvHalf) ? StepSide::Receive : StepSide::Send;
+    case Role::CollRootOut:
+    case Role::CollRootIn:
+    case Role::CollAll: return StepSide::Collective;
+    case Role::Other:
+    case Role::Start:  // event_role made it Isend or Irecv
+    case Role::Irecv:
+    case Role::Tool: return StepSide::None;
+  }
+  return StepSide::None;
+}
+
+// The run-time decision alone (trace format 4): whether a record closes the open M-step, which
+// the recorder marks on the record (kClosesStep). A send side after a receive of the step closes
+// it, and a collective always closes the step it is in; the times, sizes and partners of a step
+// follow from the records between the marks, and StepTracker derives them when a trace is read.
+// A few instructions a record, where the whole tracker on the recorder's flush was two fifths of
+// its cost (a ping-pong closes a step every two records).
+class StepMarker {
+ public:
+  bool closes(const Event& e) {
+    switch (step_side(e, event_role(e))) {
+      case StepSide::Send:
+        if (!has_recv_) return false;
+        has_recv_ = false;
+        return true;
+      case StepSide::Receive: has_recv_ = true; return false;
+      case StepSide::Collective: has_recv_ = false; return true;
+      case StepSide::None: return false;
+    }
+    return false;
+  }
+
+ private:
+  bool has_recv_ = false;  // a receive completed in the open step
+};
+
 class StepTracker {
  public:
   StepTracker(std::int32_t self_world_rank, std::int32_t world_size, std::uint64_t start_ticks);
@@ -51,40 +104,17 @@ class StepTracker {
   // `comm_members`: world ranks of the record's communicator in communicator rank order (the
   // remote group for an intercommunicator, `comm_inter`); read only for collectives. Negative
   // entries (processes outside MPI_COMM_WORLD) are skipped where members are listed.
-  // Inline: the recorder feeds every record of a run through it on its flush (MPICH's ping-pong:
-  // a step every two records), and a call a record, with what it saves and restores, was a third
-  // of its cost there. Collectives go out of line.
+  // Inline: the analyses feed every record of a run through it (MPICH's ping-pong: a step every
+  // two records), and a call a record, with what it saves and restores, was a third of its cost
+  // on the recorder's flush when the recorder ran it. Collectives go out of line.
   void feed(const Event& e, std::span<const std::int32_t> comm_members, bool comm_inter = false) {
     const Role role = event_role(e);
     if (!e.continuation()) account(e, role == Role::Tool);
-    if (e.flags & kIncomplete) return;  // a Test/Iprobe that found nothing: MPI time only
-    switch (role) {
-      case Role::Send:
-      case Role::Isend:
-        if (e.peer >= 0) send_side(e.send_bytes);
-        break;
-      case Role::Recv:
-        if (e.peer >= 0) receive(e.peer, e.recv_bytes, e.t_exit);
-        break;
-      case Role::Complete:
-        // Completing a send request is not a send side: the send started at its Isend.
-        if ((e.flags & kRecvHalf) && e.peer >= 0) receive(e.peer, e.recv_bytes, e.t_exit);
-        break;
-      case Role::SendRecv:
-        if (e.peer < 0) break;
-        if (e.flags & kRecvHalf) receive(e.peer, e.recv_bytes, e.t_exit);
-        else send_side(e.send_bytes);
-        break;
-      case Role::CollRootOut:
-      case Role::CollRootIn:
-      case Role::CollAll:
-        collective(e, role, comm_members, comm_inter);
-        break;
-      case Role::Other:
-      case Role::Start:  // event_role made it Isend or Irecv
-      case Role::Irecv:
-      case Role::Tool:
-        break;
+    switch (step_side(e, role)) {
+      case StepSide::Send: send_side(e.send_bytes); break;
+      case StepSide::Receive: receive(e.peer, e.recv_bytes, e.t_exit); break;
+      case StepSide::Collective: collective(e, role, comm_members, comm_inter); break;
+      case StepSide::None: break;
     }
   }
   // Whether feed reads a record's communicator members (a collective's): others may be fed

@@ -18,7 +18,9 @@ namespace mstep {
 // Version 2: a communicator whose members are 0..n-1 is written as n alone (Comms frames).
 // Version 3: a step whose rank heard every member of a communicator of kListedMembers or more says
 // so by the communicator's id instead of listing them (Steps frames; StepRecord::whole_comm).
-inline constexpr std::uint16_t kTraceVersion = 3;
+// Version 4: no Steps frames; the record that closes an M-step carries kClosesStep (the recorder's
+// run-time decision), and the reader derives each step from the records (StepTracker).
+inline constexpr std::uint16_t kTraceVersion = 4;
 inline constexpr std::uint16_t kOldestTraceVersion = 1;  // the oldest the reader still accepts
 inline constexpr char kFileMagic[8] = {'M', 'S', 'T', 'E', 'P', 'T', 'R', 'C'};
 inline constexpr std::uint32_t kFrameMagic = 0x4d534652;  // "MSFR"
@@ -71,6 +73,7 @@ enum EventFlag : std::uint8_t {
   kCollDone = 1u << 4,      // Wait/Test record completing a nonblocking collective's request
   kSyncMode = 1u << 5,      // a Start of a send made by MPI_Ssend_init (synchronous, as MPI_Issend)
   kBufferedMode = 1u << 6,  // a Start of a send made by MPI_Bsend_init (buffered, as MPI_Ibsend)
+  kClosesStep = 1u << 7,    // version 4: the record closes the open M-step (StepMarker)
 };
 
 inline constexpr std::int32_t kNoPeer = -1;   // MPI_PROC_NULL, or no partner

@@ -71,34 +71,15 @@ std::vector<CommDef> Recorder::take_comms() {
   return comms_.take_new();
 }
 
-void Recorder::learn_comms(std::span<const CommDef> comms) {
-  for (const CommDef& c : comms) {
-    if (c.id >= comm_defs_.size()) comm_defs_.resize(std::size_t{c.id} + 1);
-    comm_defs_[c.id] = c;
-  }
-}
-
-void Recorder::track_steps(const Event* events, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) {
-    const Event& e = events[i];
-    // Only a collective's members are read (point-to-point records need no communicator).
-    if (StepTracker::needs_members(e) && e.comm < comm_defs_.size()) {
-      const CommDef& c = comm_defs_[e.comm];
-      tracker_->feed(e, c.world_ranks, c.inter);
-    } else {
-      tracker_->feed(e, {});
-    }
-    const auto closed = tracker_->closed();
-    if (!closed.empty()) [[unlikely]] {
-      for (const auto& step : closed) closed_steps_.add(step);
-      tracker_->clear_closed();
-    }
-  }
+void Recorder::mark_steps(Event* events, std::size_t count) {
+  // The run-time M-step decision, and nothing more: the reader derives each step from the records
+  // between the marks (trace format 4).
+  for (std::size_t i = 0; i < count; ++i)
+    if (step_marker_.closes(events[i])) [[unlikely]] events[i].flags |= kClosesStep;
 }
 
 void Recorder::write_handoff(Handoff& h, bool from_signal) {
-  learn_comms(h.comms);
-  track_steps(h.events, h.count);
+  mark_steps(h.events, h.count);
   // Definitions first: a reader that stops at a damaged frame still knows every earlier event's
   // communicator and call site.
   write_side_frames(h.buffer->thread, from_signal, h.comms);
@@ -178,12 +159,6 @@ void Recorder::write_side_frames(std::uint16_t thread, bool from_signal, std::sp
     encode_callsites(sites, scratch_);
     write(FrameKind::Callsites, static_cast<std::uint32_t>(sites.size()));
   }
-  if (closed_steps_.size() > 0) {
-    scratch_.clear();
-    const auto n = static_cast<std::uint32_t>(closed_steps_.size());
-    closed_steps_.finish(scratch_);
-    write(FrameKind::Steps, n);
-  }
 }
 
 void Recorder::write_events(const Event* events, std::size_t count, std::uint16_t thread, bool from_signal) {
@@ -235,13 +210,7 @@ void Recorder::stop(const Event& finalize_event) {
   {
     std::lock_guard block(buffers_mutex_);
     const std::vector<CommDef> comms = take_comms();
-    learn_comms(comms);
-    for (auto& b : buffers_) track_steps(b->fill, b->used);
-    // The run ends with MPI_Finalize: the last step closes there.
-    tracker_->finish(finalize_event.t_exit);
-    const auto closed = tracker_->closed();
-    for (const auto& step : closed) closed_steps_.add(step);
-    tracker_->clear_closed();
+    for (auto& b : buffers_) mark_steps(b->fill, b->used);
     std::span<const CommDef> unwritten = comms;
     for (auto& b : buffers_) {
       write_side_frames(b->thread, false, unwritten);
@@ -287,18 +256,9 @@ void Recorder::emergency_flush(bool from_signal) {
     if (multithreaded_) tables.lock();
   }
   const std::vector<CommDef> comms = comms_.take_new();
-  learn_comms(comms);
-  // The steps of the buffered events, and the open one up to the last event: a run that ends
-  // without MPI_Finalize keeps its M-steps too.
-  std::uint64_t last = 0;
-  for (auto& b : buffers_) {
-    track_steps(b->fill, b->used);
-    if (b->used) last = std::max(last, b->fill[b->used - 1].t_exit);
-  }
-  if (last) tracker_->finish(last);
-  const auto closed = tracker_->closed();
-  for (const auto& step : closed) closed_steps_.add(step);
-  tracker_->clear_closed();
+  // The buffered events' marks: a run that ends without MPI_Finalize keeps its M-steps too (the
+  // reader closes the open one at the last record).
+  for (auto& b : buffers_) mark_steps(b->fill, b->used);
   std::span<const CommDef> unwritten = comms;
   for (auto& b : buffers_) {
     write_side_frames(b->thread, from_signal, unwritten);

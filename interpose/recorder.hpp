@@ -56,7 +56,7 @@ class Recorder {
   bool active() const { return active_.load(std::memory_order_relaxed); }
 
   // After PMPI_Init/PMPI_Init_thread succeeded.
-  void start(int thread_level, std::uint64_t init_enter);
+  void start(int thread_level);
   // At MPI_Finalize, before PMPI_Finalize: last clock sync, flushes, End frame, metadata.
   void stop(const Event& finalize_event);
   // Flushes what it can when the process ends without MPI_Finalize (exit, signal).
@@ -133,8 +133,7 @@ class Recorder {
   std::vector<CommDef> take_comms();
   // The writer's side, under writer_thread_->write_mutex(): a handed-over half becomes frames.
   void write_handoff(Handoff& h, bool from_signal);
-  void learn_comms(std::span<const CommDef> comms);
-  void track_steps(const Event* events, std::size_t count);
+  void mark_steps(Event* events, std::size_t count);
   void flush(ThreadBuffer& b);
   void record_flush(ThreadBuffer& b);
   // Writes `comms`, new call sites and closed steps. Caller holds the write mutex.
@@ -172,9 +171,7 @@ class Recorder {
   std::vector<std::unique_ptr<ThreadBuffer>> buffers_;
   // The writer's side: under writer_thread_->write_mutex().
   std::unique_ptr<TraceFileWriter> writer_;
-  std::optional<StepTracker> tracker_;
-  StepEncoder closed_steps_;  // closed steps, encoded as they close (no copies)
-  std::vector<CommDef> comm_defs_;  // by communicator id, as the handoffs defined them
+  StepMarker step_marker_;  // fed every record in the order they are written
   std::vector<std::uint8_t> scratch_;
   std::vector<ClockSync> clocks_;
   double ticks_per_second_ = 1e9;

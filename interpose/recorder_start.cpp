@@ -58,7 +58,7 @@ void on_exit() {
 
 }  // namespace
 
-void Recorder::start(int thread_level, std::uint64_t init_enter) {
+void Recorder::start(int thread_level) {
   config_ = read_config();
   if (!config_.enabled) return;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -107,7 +107,6 @@ void Recorder::start(int thread_level, std::uint64_t init_enter) {
   write_frame(FrameKind::Clock, 0, static_cast<std::uint32_t>(clocks_.size()), false);
   comms_.init(rank_, size_);
   callsites_.init(config_.stack_depth);
-  tracker_.emplace(rank_, size_, init_enter);
   pid_ = static_cast<int>(::getpid());
   // Touch now, inside MPI_Init, the memory the first flush would otherwise fault in while the
   // application runs: the encoding scratch and the compressor, and this thread's event buffer.

@@ -11,7 +11,7 @@ int start_recording(int rc, std::uint64_t t_enter, Op op, void* ret) {
   if (rc != MPI_SUCCESS) return rc;
   int level = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&level);
-  g_recorder.start(level, t_enter);
+  g_recorder.start(level);
   if (!g_recorder.active()) return rc;
   g_delay.start(g_recorder.rank(), g_recorder.init_offset_ns());
   if (g_delay.on()) g_recorder.note_delay(g_delay.json());

@@ -23,7 +23,7 @@ struct ThreadBuffer;
 struct Handoff {
   ThreadBuffer* buffer = nullptr;
   int half = 0;
-  const Event* events = nullptr;
+  Event* events = nullptr;  // the writer marks the records that close M-steps
   std::size_t count = 0;
   std::vector<CommDef> comms;
 };

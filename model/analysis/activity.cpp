@@ -65,7 +65,7 @@ class ActivityMeter final : public StreamVisitor {
     for (std::size_t r = 0; r < metas.size(); ++r) {
       if (!metas[r] || metas[r]->events.empty()) continue;
       Rank& rs = ranks_[r];
-      rs.comms = RankComms(*metas[r]);
+      rs.comms = RankComms(metas[r]->comms);
       rs.tracker.emplace(static_cast<std::int32_t>(r), static_cast<std::int32_t>(P), metas[r]->events.front().t_enter);
     }
   }

@@ -149,7 +149,7 @@ class StepStream::Impl {
       RankStepState& rs = ranks_[r];
       rs.present = true;
       ++present_;
-      rs.comms = RankComms(*metas[r]);
+      rs.comms = RankComms(metas[r]->comms);
       rs.tracker.emplace(static_cast<std::int32_t>(r), static_cast<std::int32_t>(P), metas[r]->events.front().t_enter);
     }
     zero_ = std::isfinite(zero) ? zero : 0.0;

@@ -85,7 +85,7 @@ class RankWriter {
              const std::vector<std::uint32_t>& global_of, const std::unordered_map<std::uint32_t, std::uint32_t>& comm_ref,
              Otf2Summary& sum)
       : w_(w), rank_(rank), tl_(tl), zero_s_(zero_s), global_of_(global_of), comm_ref_(comm_ref), sum_(sum) {
-    comms_ = RankComms(meta);
+    comms_ = RankComms(meta.comms);
   }
 
   void add(const Event& e) {

@@ -55,7 +55,7 @@ class PerfettoWriter final : public StreamVisitor {
     for (std::size_t r = 0; r < metas.size(); ++r) {
       if (!metas[r]) continue;
       Rank& rs = ranks_[r];
-      rs.comms = RankComms(*metas[r]);
+      rs.comms = RankComms(metas[r]->comms);
       for (const CallsiteDef& site : metas[r]->callsites) {
         if (site.id == 0) continue;
         const std::string quoted = nlohmann::json(name_site(site)).dump();

@@ -1,32 +1,17 @@
-// A rank's communicators by their local id, and how the analyses that run the recorder's step
-// tracker once per rank feed it (model/analysis/steps_stream, activity, model/export/perfetto).
+// How the analyses that run the recorder's step tracker once per rank feed it
+// (model/analysis/steps_stream, activity, model/export/perfetto); RankComms is format's.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "format/rank_steps.hpp"
 #include "format/rank_trace.hpp"
 #include "format/step_tracker.hpp"
 #include "model/trace/matching.hpp"
 
 namespace mstep {
-
-class RankComms {
- public:
-  RankComms() = default;
-  explicit RankComms(const RankTrace& t) {
-    for (const CommDef& d : t.comms) {
-      if (d.id >= by_id_.size()) by_id_.resize(d.id + 1u, nullptr);
-      by_id_[d.id] = &d;
-    }
-  }
-  // The definition of local communicator `id`; null when the trace has none.
-  const CommDef* find(std::uint16_t id) const { return id < by_id_.size() ? by_id_[id] : nullptr; }
-
- private:
-  std::vector<const CommDef*> by_id_;
-};
 
 // Feeds `e` (of communicator `def`) to one rank's tracker of an analysis. A collective in which
 // the rank hears every member makes them all partners of its step: the tracker is not given them

@@ -36,7 +36,7 @@ TEST_CASE("mstep synth writes a ring that stats and report read whole") {
   const json meta = parse_json(text.str());
   CHECK(meta.at("synthetic").at("pattern") == "ring");
   CHECK(meta.at("synthetic").at("seed") == 3);
-  CHECK(meta.at("format_version") == 3);  // kTraceVersion
+  CHECK(meta.at("format_version") == 4);  // kTraceVersion
 }
 
 TEST_CASE("mstep synth: pingpong, random and alltoall traces replay under every model without problems") {
@@ -71,7 +71,7 @@ TEST_CASE("mstep synth --pack: many ranks a file, read as a file per rank is") {
   std::stringstream text;
   text << in.rdbuf();
   const json meta = parse_json(text.str());
-  CHECK(meta.at("format_version") == 3);
+  CHECK(meta.at("format_version") == 4);
   CHECK(meta.at("packed").at("ranks_per_file") == 3);
   // The same stats and the same report, whole and streamed.
   CHECK(stats(flat).j.at("events") == stats(packed).j.at("events"));

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "format/codec.hpp"
+#include "format/rank_steps.hpp"
 #include "format/rank_trace.hpp"
 #include "format/trace_file.hpp"
 
@@ -42,8 +43,11 @@ fs::path temp_file(const std::string& name) {
   return dir / name;
 }
 
+// Version 3: the frames these tests write by hand carry records without the M-step marks of
+// version 4 (whose files write_rank_trace writes; tested below).
 FileHeader header() {
   FileHeader h;
+  h.version = 3;
   h.rank = 1;
   h.world_size = 4;
   h.pid = 1234;
@@ -235,6 +239,132 @@ TEST_CASE("a rank file round-trips through writer and reader", "[trace-file]") {
   CHECK(t.frames == 3);
   // The compact trace of a steady exchange: well under 4 bytes an event on disk.
   CHECK(static_cast<double>(t.file_bytes) / 5000.0 < 4.0);
+}
+
+// Version 4: the recorder's decision is a mark on each record that closes an M-step, and the reader
+// derives the steps from the records between the marks.
+TEST_CASE("version 4: the records that close M-steps are marked, the reader derives the steps", "[trace-file][steps]") {
+  const auto path = temp_file("marks.mst").string();
+  RankTrace t;
+  t.header = header();
+  t.header.version = kTraceVersion;
+  t.header.rank = 0;
+  t.header.world_size = 2;
+  t.events = ping_pong_events(100);  // Send, Recv, Send, ... to and from rank 1
+  t.comms = {{0, false, {0, 1}}};
+  write_rank_trace(path, t, 30);
+  // On disk: every Send after a Recv closes the step of that Recv, and nothing else is marked.
+  {
+    TraceFileReader raw(path);
+    Frame f;
+    std::vector<Event> marked;
+    while (raw.next(f))
+      if (f.kind == FrameKind::Events) decode_events(f.payload, marked, static_cast<std::size_t>(-1), true);
+      else CHECK(f.kind != FrameKind::Steps);
+    REQUIRE(marked.size() == 100);
+    for (std::size_t i = 0; i < marked.size(); ++i) {
+      INFO("record " << i);
+      CHECK(static_cast<bool>(marked[i].flags & kClosesStep) == (i % 2 == 0 && i > 0));
+    }
+  }
+  const RankTrace back = read_rank_trace(path);
+  CHECK(back.end == TraceEnd::Complete);
+  CHECK(back.problem.empty());
+  CHECK(back.events == t.events);  // the marks taken off
+  // 49 steps closed by the Sends 2, 4, ..., 98; the last, {Send 98, Recv 99}, at the end.
+  REQUIRE(back.steps.size() == 50);
+  const auto& e = t.events;
+  const StepRecord& first = back.steps[0];
+  CHECK(first.index == 1);
+  CHECK(first.begin == e[0].t_enter);
+  CHECK(first.end == e[1].t_exit);
+  CHECK(first.compute == e[1].t_enter - e[0].t_exit);
+  CHECK(first.mpi == (e[0].t_exit - e[0].t_enter) + (e[1].t_exit - e[1].t_enter));
+  CHECK(first.bytes_in == 8);
+  CHECK(first.bytes_out == 8);
+  CHECK(first.msgs_in == 1);
+  CHECK(first.msgs_out == 1);
+  CHECK(first.partners == std::vector<std::int32_t>{0, 1});
+  CHECK(back.steps[1].begin == e[1].t_exit);  // the gap before Send 2 is the second step's
+  CHECK(back.steps[1].compute == e[2].t_enter - e[1].t_exit + e[3].t_enter - e[2].t_exit);
+  CHECK(back.steps[49].end == e[99].t_exit);
+  // The streamed reader hands the same records out, unmarked.
+  RankEventReader reader(path, 7);
+  std::vector<Event> streamed;
+  while (reader.read(streamed)) {
+  }
+  CHECK(reader.end() == TraceEnd::Complete);
+  CHECK(streamed == t.events);
+}
+
+TEST_CASE("version 4: a record whose mark disagrees with the rule, or a Steps frame, ends the rank there", "[trace-file][steps][damage]") {
+  FileHeader h = header();
+  h.version = kTraceVersion;
+  h.rank = 0;
+  h.world_size = 2;
+  auto events = ping_pong_events(40);
+  StepMarker marker;
+  for (Event& e : events)
+    if (marker.closes(e)) e.flags |= kClosesStep;
+  const auto write = [&](const std::string& name, std::vector<Event> records, bool steps_frame) {
+    const auto path = temp_file(name).string();
+    TraceFileWriter w(path, h);
+    std::vector<std::uint8_t> p;
+    encode_events(std::span(records).first(20), p);
+    w.write_frame(FrameKind::Events, 0, 20, p);
+    p.clear();
+    if (steps_frame) {
+      encode_steps(std::vector<StepRecord>(1), p);
+      w.write_frame(FrameKind::Steps, 0, 1, p);
+      p.clear();
+    }
+    encode_events(std::span(records).subspan(20), p);
+    w.write_frame(FrameKind::Events, 0, 20, p);
+    p.clear();
+    w.write_frame(FrameKind::End, 0, 0, p);
+    return path;
+  };
+  SECTION("undamaged, it reads whole") {
+    const RankTrace t = read_rank_trace(write("marks-fine.mst", events, false));
+    CHECK(t.end == TraceEnd::Complete);
+    CHECK(t.events.size() == 40);
+    CHECK(t.steps.size() == 20);
+  }
+  SECTION("a closing Send unmarked") {
+    auto bad = events;
+    bad[24].flags &= static_cast<std::uint8_t>(~kClosesStep);
+    const auto path = write("marks-missing.mst", bad, false);
+    const RankTrace t = read_rank_trace(path);
+    CHECK(t.end == TraceEnd::Corrupt);
+    CHECK(t.events.size() == 24);
+    CHECK(t.event_thread.size() == 24);
+    CHECK(t.steps.size() == 12);  // 11 closed by the Sends 2..22, the 12th at Recv 23, the end
+    CHECK(t.problem == path + ": record 24 (MPI_Send) is not marked as closing an M-step, which the records before it say it does");
+  }
+  SECTION("a Recv marked") {
+    auto bad = events;
+    bad[3].flags |= kClosesStep;
+    const auto path = write("marks-extra.mst", bad, false);
+    const RankTrace t = read_rank_trace(path);
+    CHECK(t.end == TraceEnd::Corrupt);
+    CHECK(t.events.size() == 3);
+    CHECK(t.problem == path + ": record 3 (MPI_Recv) is marked as closing an M-step, which the records before it say it does not");
+  }
+  SECTION("a Steps frame") {
+    const auto path = write("marks-steps.mst", events, true);
+    const RankTrace t = read_rank_trace(path);
+    CHECK(t.end == TraceEnd::Corrupt);
+    CHECK(t.events.size() == 20);
+    CHECK_THAT(t.problem, Catch::StartsWith(path + ": frame 1 at byte ") &&
+                              Catch::EndsWith(": a Steps frame in a version 4 trace"));
+    RankEventReader reader(path, 7);
+    std::vector<Event> streamed;
+    while (reader.read(streamed)) {
+    }
+    CHECK(reader.end() == TraceEnd::Corrupt);
+    CHECK(streamed.size() == 20);
+    CHECK_THAT(reader.problem(), Catch::Contains(": a Steps frame in a version 4 trace"));
+  }
 }
 
 TEST_CASE("a truncated last frame keeps every whole frame before it", "[trace-file]") {

@@ -82,7 +82,7 @@ TEST_CASE("pack files: two ranks' streams appended to one file read as their own
   fs::remove_all(dir);
 }
 
-TEST_CASE("meta.json's format version: 1 to 3 read; \"packed\" only from version 3", "[format]") {
+TEST_CASE("meta.json's format version: 1 to 4 read; \"packed\" only from version 3", "[format]") {
   // A one-rank trace, its meta.json rewritten with each version and with and without "packed".
   const fs::path dir = fs::temp_directory_path() / "mstep-unit-pack-meta";
   fs::remove_all(dir);
@@ -102,11 +102,11 @@ TEST_CASE("meta.json's format version: 1 to 3 read; \"packed\" only from version
     return load_trace_dir(dir.string());
   };
   const std::string meta = (dir / kMetaFileName).string();
-  for (const int v : {1, 2, 3}) {
+  for (const int v : {1, 2, 3, 4}) {
     INFO("version " << v);
     CHECK(with_meta(v, false).ok());  // a directory of rank files in every version
   }
-  CHECK(with_meta(4, false).problems.at(0) == meta + ": format version 4, this mstep reads versions 1 to 3");
+  CHECK(with_meta(5, false).problems.at(0) == meta + ": format version 5, this mstep reads versions 1 to 4");
   const TraceDir old_packed = with_meta(2, true);
   CHECK(std::find(old_packed.problems.begin(), old_packed.problems.end(),
                   meta + ": \"packed\" needs format version 3 or later and {\"ranks_per_file\": N} with N > 0") !=

@@ -202,13 +202,14 @@ TEST_CASE("synthetic halos: every rank exchanges with its grid neighbours, count
   }
 }
 
+// Trace format 3 and older (version 4 has no Steps frames).
 TEST_CASE("a damaged Steps frame ends a rank's records for the streaming reader too", "[stream][damage]") {
   const fs::path dir = fs::temp_directory_path() / "mstep-unit" / "stream-damaged-steps";
   fs::remove_all(dir);
   fs::create_directories(dir);
   const auto traces = model::synthetic_trace(2, model::Pattern::PingPong, 20000, 1);
   const std::string file = (dir / "rank-00000.mst").string();
-  write_rank_trace(file, traces[0], 1000);
+  test::write_v3_trace(file, traces[0], 1000);
   // The first Steps frame: flip a byte in the middle of its compressed payload.
   std::uint64_t at = 0, events_before = 0;
   {

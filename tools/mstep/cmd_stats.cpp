@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "format/rank_steps.hpp"
 #include "model/trace/trace_dir.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
@@ -61,10 +62,15 @@ RankStats count(TraceDir& d, int rank) {
   std::vector<Event> chunk;
   std::optional<Event> last;
   std::array<OpTotals, kOpCount> ops{};
+  // The M-steps of the records read (a version 4 trace marks them on its records; an older one
+  // recorded them in Steps frames, which the same rule gives again).
+  RankStepDeriver steps(t.header.rank, t.header.world_size, t.comms);
   while (reader.read(chunk)) {
     s.events += chunk.size();
     if (!chunk.empty()) last = chunk.back();
     for (const Event& e : chunk) {
+      s.steps += steps.feed(e);
+      steps.clear_closed();
       OpTotals& o = ops[static_cast<std::size_t>(e.op)];
       o.send_bytes += e.send_bytes;
       o.recv_bytes += e.recv_bytes;
@@ -78,7 +84,10 @@ RankStats count(TraceDir& d, int rank) {
     chunk.clear();
   }
   s.ops = op_rows(ops);
-  s.steps = reader.steps();
+  if (last) {
+    steps.finish(last->t_exit);
+    s.steps += steps.closed().size();
+  }
   TraceEnd end = t.end;
   if (damage_is_new(d, static_cast<std::size_t>(rank)) && reader.end() == TraceEnd::Corrupt) {
     end = TraceEnd::Corrupt;
