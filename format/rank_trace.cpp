@@ -20,42 +20,37 @@ void decode_counted(const Frame& f, std::vector<Record>& out, Decode decode) {
   }
 }
 
-// Version 4: the rank's M-steps from its records, each record's mark checked against the rule that
-// set it and taken off. A record whose mark disagrees (a writer's bug: the marks are inside the
-// checksummed payload) ends the rank there, as a damaged frame would.
-void derive_steps(RankTrace& t) {
-  RankStepDeriver deriver(t.header.rank, t.header.world_size, t.comms);
-  std::size_t kept = t.events.size();
+// Version 4: each record's mark checked against the rule that set it (StepMarker) and taken off.
+// A record whose mark disagrees (a writer's bug: the marks are inside the checksummed payload)
+// ends the rank there, as a damaged frame would.
+void check_step_marks(RankTrace& t) {
+  StepMarker marker;
   for (std::size_t i = 0; i < t.events.size(); ++i) {
     Event& e = t.events[i];
     const bool marked = e.flags & kClosesStep;
     e.flags &= static_cast<std::uint8_t>(~kClosesStep);
-    if ((deriver.feed(e) > 0) != marked) {
-      kept = i;
+    if (marker.closes(e) != marked) {
       t.end = TraceEnd::Corrupt;
       t.problem = fmt::format("{}: record {} ({}) is {} as closing an M-step, which the records before it say it {}",
                               t.path, i, mpi_name(e.op), marked ? "marked" : "not marked",
                               marked ? "does not" : "does");
-      break;
+      t.events.resize(i);
+      t.event_thread.resize(i);
+      return;
     }
-    for (const StepRecord& s : deriver.closed()) t.steps.push_back(s);
-    deriver.clear_closed();
   }
-  t.events.resize(kept);
-  t.event_thread.resize(kept);
-  if (kept == 0) return;
-  deriver.clear_closed();  // a mismatching record's closes, if any
-  deriver.finish(t.events[kept - 1].t_exit);
-  for (const StepRecord& s : deriver.closed()) t.steps.push_back(s);
 }
 
 }  // namespace
 
 namespace {
 
-RankTrace read_rank(const std::string& path, bool metadata_only) {
+RankTrace read_rank(const std::string& path, bool metadata_only, bool with_steps) {
   TraceFileReader reader(path);
   reader.skip_step_payloads(metadata_only);
+  // Versions 1-3 without their M-steps: the Steps frames checked (a damaged one ends the rank, as
+  // for every reader), not decoded.
+  reader.check_step_payloads_only(!metadata_only && !with_steps);
   RankTrace t;
   t.path = path;
   t.header = reader.header();
@@ -65,8 +60,9 @@ RankTrace read_rank(const std::string& path, bool metadata_only) {
   bool any_events = false, first_events_read = false;
   std::vector<bool> comm_defined;  // by local id, for the steps that name one
   const bool marks = t.header.version >= 4;  // no Steps frames; the records are marked
-  const auto done = [&t, metadata_only, marks]() -> RankTrace {
-    if (marks && !metadata_only) derive_steps(t);
+  const auto done = [&t, metadata_only, with_steps, marks]() -> RankTrace {
+    if (marks && !metadata_only) check_step_marks(t);
+    if (marks && with_steps) t.steps = rank_steps(t);
     return std::move(t);
   };
   while (reader.next(f)) {
@@ -104,6 +100,7 @@ RankTrace read_rank(const std::string& path, bool metadata_only) {
         // Every frame's header count is checked against what its payload decodes to: the
         // header lies outside the zstd checksum, so this is what catches a flipped count.
         case FrameKind::Steps: {
+          if (!with_steps) break;  // checked by the file reader, not kept
           const auto first = t.steps.size();
           decode_counted(f, t.steps, [&t](std::span<const std::uint8_t> p, std::vector<StepRecord>& out) {
             decode_steps(p, out, t.header.version);
@@ -154,9 +151,9 @@ RankTrace read_rank(const std::string& path, bool metadata_only) {
 
 }  // namespace
 
-RankTrace read_rank_trace(const std::string& path) { return read_rank(path, false); }
+RankTrace read_rank_trace(const std::string& path, bool with_steps) { return read_rank(path, false, with_steps); }
 
-RankTrace read_rank_metadata(const std::string& path) { return read_rank(path, true); }
+RankTrace read_rank_metadata(const std::string& path) { return read_rank(path, true, false); }
 
 RankEventReader::RankEventReader(const std::string& path, std::size_t chunk, bool read_ahead)
     : path_(path), chunk_(std::max<std::size_t>(chunk, 1)) {

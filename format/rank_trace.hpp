@@ -35,7 +35,9 @@ struct RankTrace {
 
 // Reads every whole frame. Throws TraceError only when nothing can be read (no file, not a trace,
 // another version); a damaged tail is reported in `end` and `problem`, keeping what came before.
-RankTrace read_rank_trace(const std::string& path);
+// `with_steps` false: `steps` left empty (the models derive their own from the records): an older
+// version's Steps frames are then only checked, a version 4 file's steps not derived.
+RankTrace read_rank_trace(const std::string& path, bool with_steps = true);
 
 // Everything but the events and the M-steps: definitions and clock samples, and of the events
 // only the first record (the timeline's anchor); the others are counted in events_on_disk, and the

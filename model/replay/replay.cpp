@@ -166,7 +166,7 @@ class Engine {
       if (r < in.files.size()) {
         if (in.window == 0 || tp->several_threads) {
           // Needed whole (a whole replay, or threads to put in order of entry): read it all.
-          loaded_.push_back(std::make_unique<RankTrace>(read_rank_trace(in.files[r])));
+          loaded_.push_back(std::make_unique<RankTrace>(read_rank_trace(in.files[r], /*with_steps=*/false)));
           tp = loaded_.back().get();
         } else {
           stream = true;

@@ -137,7 +137,7 @@ std::uint64_t trace_records(const TraceDir& d) {
 }
 
 TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank,
-                        const std::function<void(std::size_t)>& on_rank, bool metadata_only) {
+                        const std::function<void(std::size_t)>& on_rank, bool metadata_only, bool with_steps) {
   TraceDir d;
   d.path = path;
   std::error_code ec;
@@ -179,7 +179,7 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank,
     }
     state = RankState::Unreadable;
     try {
-      RankTrace t = metadata_only ? read_rank_metadata(file) : read_rank_trace(file);
+      RankTrace t = metadata_only ? read_rank_metadata(file) : read_rank_trace(file, with_steps);
       if (t.header.rank != r || (d.meta.present && t.header.world_size != ranks))
         d.problems.push_back(fmt::format("{}: header says rank {} of {}", file, t.header.rank, t.header.world_size));
       if (t.end == TraceEnd::Truncated || t.end == TraceEnd::Corrupt)

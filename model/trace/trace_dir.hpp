@@ -75,9 +75,11 @@ struct TraceDir {
 // `on_rank`: called with the number of rank files read so far, after each (progress display).
 // `metadata_only`: each rank as read_rank_metadata reads it (definitions, clock samples, the first
 // record; the records left on disk, for a streaming reader). A damaged Events frame is then found
-// only by the reader that decodes it.
+// only by the reader that decodes it. `with_steps` false: the records without the M-steps (what the
+// models read: they derive their own; read_rank_trace).
 TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank = std::nullopt,
-                        const std::function<void(std::size_t)>& on_rank = {}, bool metadata_only = false);
+                        const std::function<void(std::size_t)>& on_rank = {}, bool metadata_only = false,
+                        bool with_steps = true);
 
 // The records of every rank read (held in memory plus those left on disk).
 std::uint64_t trace_records(const TraceDir& d);

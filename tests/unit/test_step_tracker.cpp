@@ -8,7 +8,9 @@
 #include <span>
 #include <vector>
 
+#include "format/rank_steps.hpp"
 #include "format/step_tracker.hpp"
+#include "model/trace/synthetic.hpp"
 
 using namespace mstep;
 
@@ -548,4 +550,53 @@ TEST_CASE("Partners found again across the switch from a list to membership bits
   CHECK(steps[1].msgs_in == 3);
   CHECK(steps[2].partners == std::vector<std::int32_t>{5000});
   check_steps(steps);
+}
+
+// Trace format 4 keeps only the recorder's decision (StepMarker); the reader checks the marks with
+// the marker and derives the steps with the tracker, so the two must close at the same records.
+TEST_CASE("the recorder's StepMarker closes a step exactly where StepTracker does", "[steps][marks]") {
+  const auto agree = [](const RankTrace& t) {
+    StepMarker marker;
+    RankStepDeriver deriver(t.header.rank, t.header.world_size, t.comms);
+    std::size_t closing = 0;
+    for (std::size_t i = 0; i < t.events.size(); ++i) {
+      const bool closes = deriver.feed(t.events[i]) > 0;
+      INFO("rank " << t.header.rank << ", record " << i << " (" << mpi_name(t.events[i].op) << ")");
+      REQUIRE(marker.closes(t.events[i]) == closes);
+      closing += closes;
+      deriver.clear_closed();
+    }
+    return closing;
+  };
+  for (const char* name : {"ring", "pingpong", "random", "alltoall", "halo2d", "halo3d", "bcast", "allreduce"}) {
+    INFO(name);
+    std::size_t closing = 0;
+    for (const RankTrace& t : model::synthetic_trace(6, *model::pattern_from_name(name), 6 * 400, 7)) closing += agree(t);
+    CHECK(closing > 0);
+  }
+  // Records the patterns do not have: a Test that found nothing, MPI_PROC_NULL peers, a completed
+  // send, Sendrecv's halves, a Start of a receive, a rooted collective whose root is elsewhere or
+  // MPI_PROC_NULL, a tool flush, each after a receive and after a send.
+  RankTrace t;
+  t.header.rank = 1;
+  t.header.world_size = 4;
+  t.comms = {{0, false, {0, 1, 2, 3}}};
+  std::uint64_t at = 0;
+  const auto add = [&](Op op, std::int32_t peer, std::uint8_t flags = 0) {
+    t.events.push_back(ev(op, at, at + 5, peer, 8, 8, flags));
+    at += 10;
+  };
+  const std::vector<std::pair<Op, std::pair<std::int32_t, std::uint8_t>>> odd = {
+      {Op::Test, {2, kIncomplete | kRecvHalf}}, {Op::Send, {kNoPeer, 0}}, {Op::Wait, {2, 0}},
+      {Op::Sendrecv, {2, kRecvHalf}},           {Op::Sendrecv, {3, 0}},   {Op::Start, {2, kRecvHalf}},
+      {Op::Start, {2, 0}},                       {Op::Bcast, {0, 0}},      {Op::Bcast, {kNoPeer, 0}},
+      {Op::Reduce, {1, kRoot}},                  {Op::ToolFlush, {kNoPeer, 0}}, {Op::Recv, {kNoPeer, 0}},
+      {Op::Iprobe, {2, kIncomplete}},            {Op::Barrier, {kNoPeer, 0}}};
+  for (const auto& [op, pf] : odd) {
+    add(Op::Recv, 3);
+    add(op, pf.first, pf.second);
+    add(Op::Send, 0);
+    add(op, pf.first, pf.second);
+  }
+  CHECK(agree(t) > 0);
 }

@@ -194,9 +194,9 @@ int run_export(const ExportOptions& o) {
     std::fprintf(stderr, "mstep: export needs --goal FILE, --perfetto FILE or --otf2 DIR\n");
     return 2;
   }
-  const TraceDir trace = [&] {
+  const TraceDir trace = [&] {  // GOAL's schedule is of the records (and the replay's collectives)
     Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o.dir).ranks));
-    return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); });
+    return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, false, /*with_steps=*/false);
   }();
   std::ofstream out(o.goal, std::ios::binary);
   if (!out) {

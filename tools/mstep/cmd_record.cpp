@@ -78,7 +78,7 @@ bool summarize(const std::string& dir) {
                    meta.ranks == 1 ? "" : "s", dir.c_str(), dir.c_str());
       return true;
     }
-    d = load_trace_dir(dir);
+    d = load_trace_dir(dir, std::nullopt, {}, false, /*with_steps=*/false);
   } catch (const TraceError& e) {
     std::fprintf(stderr, "mstep: the trace in %s is unreadable: %s\n", dir.c_str(), e.what());
     return false;

@@ -71,7 +71,7 @@ double record_point(const Options& o, const fs::path& dir, const std::string& va
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   const std::string what = variable.empty() ? "baseline" : fmt::format("{}={}", variable, value);
   if (code != 0) fail(1, fmt::format("the run with {} failed (exit {}); its output is in {}", what, code, out.string()));
-  const TraceDir trace = load_trace_dir(dir.string());
+  const TraceDir trace = load_trace_dir(dir.string(), std::nullopt, {}, false, /*with_steps=*/false);
   if (!trace.ok()) fail(1, fmt::format("the trace of the run with {} has problems: {}", what, trace.problems.front()));
   return model::build_report(trace, nullptr).actual_s;
 }
@@ -136,7 +136,7 @@ void run(const Options& o) {
     }
   }
   const Measured base = measure(base_runs);
-  const TraceDir base_trace = load_trace_dir(base.median_trace.string());
+  const TraceDir base_trace = load_trace_dir(base.median_trace.string(), std::nullopt, {}, false, /*with_steps=*/false);
   std::vector<model::SensitivityPoint> points;
   std::vector<std::string> notes;
   for (std::size_t i = 0; i < sweep.values.size(); ++i) {

@@ -210,7 +210,7 @@ ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Plan
     if (code != 0)
       return failed(fmt::format("'{}' exited with code {} (log {})", command_line(command), code, log.string()));
     try {
-      const TraceDir trace = load_trace_dir(rep.trace);
+      const TraceDir trace = load_trace_dir(rep.trace, std::nullopt, {}, false, /*with_steps=*/false);
       if (!trace.ok()) return failed(fmt::format("trace {}: {}", rep.trace, trace.problems.front()));
       const model::Report report = model::build_report(trace, &x.params);
       if (!report.problems.empty()) return failed(fmt::format("trace {}: {}", rep.trace, report.problems.front()));

@@ -42,7 +42,7 @@ TraceDir load_trace_for_models(const std::string& dir, const std::string& stream
   streamed = wanted && model::can_stream(trace);
   if (!streamed) {
     Progress progress("reading", static_cast<std::uint64_t>(trace.ranks.size()));
-    trace = load_trace_dir(dir, std::nullopt, [&](std::size_t r) { progress.update(r); });
+    trace = load_trace_dir(dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, false, /*with_steps=*/false);
   }
   return trace;
 }

@@ -24,7 +24,7 @@ double computation_s(const model::Report& r) {
 // The computation of a run's trace; NaN if it cannot be read.
 double computation_of(const std::string& trace) {
   try {
-    return computation_s(model::build_report(load_trace_dir(trace), nullptr));
+    return computation_s(model::build_report(load_trace_dir(trace, std::nullopt, {}, false, /*with_steps=*/false), nullptr));
   } catch (const std::exception&) {
     return model::kNaN;
   }
@@ -41,7 +41,7 @@ CrossRow predict(const model::ValidationRow& recorded, const TransportRuns& from
   c.loggps_s = c.mpm_s = c.loggps_error_pct = c.mpm_error_pct = c.compute_diff_pct = computation = model::kNaN;
   try {
     const model::EditedParams net = model::adopt_network(*from.params, *to.params, to.params_file);
-    const TraceDir trace = load_trace_dir(recorded.trace);
+    const TraceDir trace = load_trace_dir(recorded.trace, std::nullopt, {}, false, /*with_steps=*/false);
     const model::Report rep = model::build_report(trace, &net.params);
     for (const auto& m : rep.models) {
       if (!m.available) continue;
