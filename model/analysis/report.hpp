@@ -134,7 +134,11 @@ StreamInputs stream_inputs(const TraceDir& trace);
 // (their records must be put in order of entry, whole) nor intercommunicators (whose local groups
 // come from creator records anywhere in the trace).
 bool can_stream(const TraceDir& trace);
-// Above this many records `mstep report` streams (in memory a record costs about 370 bytes).
-constexpr std::uint64_t kStreamAboveRecords = 4'000'000;
+// Above this many records `mstep report` and `whatif` stream. The streamed report was the faster
+// at every size measured (2026-11-27, --jobs 1: NetPIPE's 50 k records 0.14 -> 0.05 s, a 1.2 M-record
+// ping-pong 3.86 -> 0.42 s, 16 384 ranks and 2 M records 19.5 -> 14.9 s) and holds only what is in
+// flight where the whole trace costs about 370 bytes a record; below this the in-memory report
+// keeps every M-step in the JSON and CSV step table, which a small run's reader may want whole.
+constexpr std::uint64_t kStreamAboveRecords = 100'000;
 
 }  // namespace mstep::model
