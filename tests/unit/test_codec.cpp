@@ -37,6 +37,13 @@ std::vector<Event> ping_pong_events(std::size_t n) {
   return v;
 }
 
+// One Events frame of `records` (thread `thread`), written by hand as the recorder encodes them.
+void write_events_frame(TraceFileWriter& w, std::span<const Event> records, std::uint16_t thread = 0) {
+  std::vector<std::uint8_t> p;
+  encode_events(records, p);
+  w.write_frame(FrameKind::Events, thread, static_cast<std::uint32_t>(records.size()), p);
+}
+
 fs::path temp_file(const std::string& name) {
   auto dir = fs::temp_directory_path() / "mstep-unit";
   fs::create_directories(dir);
@@ -220,14 +227,9 @@ TEST_CASE("a rank file round-trips through writer and reader", "[trace-file]") {
   const auto events = ping_pong_events(5000);
   {
     TraceFileWriter w(path, header());
-    std::vector<std::uint8_t> p;
-    encode_events(std::span(events).first(2500), p);
-    w.write_frame(FrameKind::Events, 0, 2500, p);
-    p.clear();
-    encode_events(std::span(events).subspan(2500), p);
-    w.write_frame(FrameKind::Events, 1, 2500, p);
-    p.clear();
-    w.write_frame(FrameKind::End, 0, 0, p);
+    write_events_frame(w, std::span(events).first(2500));
+    write_events_frame(w, std::span(events).subspan(2500), 1);
+    w.write_frame(FrameKind::End, 0, 0, {});
   }
   const RankTrace t = read_rank_trace(path);
   CHECK(t.header == header());
@@ -309,19 +311,14 @@ TEST_CASE("version 4: a record whose mark disagrees with the rule, or a Steps fr
   const auto write = [&](const std::string& name, std::vector<Event> records, bool steps_frame) {
     const auto path = temp_file(name).string();
     TraceFileWriter w(path, h);
-    std::vector<std::uint8_t> p;
-    encode_events(std::span(records).first(20), p);
-    w.write_frame(FrameKind::Events, 0, 20, p);
-    p.clear();
+    write_events_frame(w, std::span(records).first(20));
     if (steps_frame) {
+      std::vector<std::uint8_t> p;
       encode_steps(std::vector<StepRecord>(1), p);
       w.write_frame(FrameKind::Steps, 0, 1, p);
-      p.clear();
     }
-    encode_events(std::span(records).subspan(20), p);
-    w.write_frame(FrameKind::Events, 0, 20, p);
-    p.clear();
-    w.write_frame(FrameKind::End, 0, 0, p);
+    write_events_frame(w, std::span(records).subspan(20));
+    w.write_frame(FrameKind::End, 0, 0, {});
     return path;
   };
   SECTION("undamaged, it reads whole") {
@@ -373,13 +370,9 @@ TEST_CASE("a truncated last frame keeps every whole frame before it", "[trace-fi
   std::uintmax_t whole = 0;
   {
     TraceFileWriter w(path, header());
-    std::vector<std::uint8_t> p;
-    encode_events(std::span(events).first(1000), p);
-    w.write_frame(FrameKind::Events, 0, 1000, p);
+    write_events_frame(w, std::span(events).first(1000));
     whole = w.bytes_written();
-    p.clear();
-    encode_events(std::span(events).subspan(1000), p);
-    w.write_frame(FrameKind::Events, 0, 1000, p);
+    write_events_frame(w, std::span(events).subspan(1000));
   }
   fs::resize_file(path, fs::file_size(path) - 7);
   const RankTrace t = read_rank_trace(path);
@@ -401,11 +394,8 @@ TEST_CASE("a flipped byte in a frame is found by the checksum", "[trace-file]") 
   std::uintmax_t first = 0;
   {
     TraceFileWriter w(path, header());
-    std::vector<std::uint8_t> p;
     for (int k = 0; k < 3; ++k) {
-      p.clear();
-      encode_events(std::span(events).subspan(static_cast<std::size_t>(k) * 1000, 1000), p);
-      w.write_frame(FrameKind::Events, 0, 1000, p);
+      write_events_frame(w, std::span(events).subspan(static_cast<std::size_t>(k) * 1000, 1000));
       if (k == 0) first = w.bytes_written();
     }
   }
