@@ -59,7 +59,7 @@ RankTrace read_rank(const std::string& path, bool metadata_only, bool with_steps
   std::uint16_t first_thread = 0;
   bool any_events = false, first_events_read = false;
   std::vector<bool> comm_defined;  // by local id, for the steps that name one
-  const bool marks = t.header.version >= 4;  // no Steps frames; the records are marked
+  const bool marks = marks_steps(t.header.version);
   const auto done = [&t, metadata_only, with_steps, marks]() -> RankTrace {
     if (marks && !metadata_only) check_step_marks(t);
     if (marks && with_steps) t.steps = rank_steps(t);
@@ -192,7 +192,7 @@ bool RankEventReader::read_here(std::vector<Event>& out) {
         reader_->close_file();
         return false;
       }
-      if (frame_.kind == FrameKind::Steps && reader_->header().version >= 4)
+      if (frame_.kind == FrameKind::Steps && marks_steps(reader_->header().version))
         throw TraceError("a Steps frame in a version 4 trace");
       if (frame_.kind != FrameKind::Events) continue;
       decoder_.emplace(frame_.payload);
@@ -220,7 +220,7 @@ void RankEventReader::read_to_next_events() {
     const std::optional<std::uint8_t> kind = reader_->peek_kind();
     if (kind == static_cast<std::uint8_t>(FrameKind::Events)) return;
     // Left to read() (which refuses it) once this frame's records are handed out.
-    if (kind == static_cast<std::uint8_t>(FrameKind::Steps) && reader_->header().version >= 4) return;
+    if (kind == static_cast<std::uint8_t>(FrameKind::Steps) && marks_steps(reader_->header().version)) return;
     if (!reader_->next(other)) return;
   }
 }

@@ -22,6 +22,8 @@ namespace mstep {
 // run-time decision), and the reader derives each step from the records (StepTracker).
 inline constexpr std::uint16_t kTraceVersion = 4;
 inline constexpr std::uint16_t kOldestTraceVersion = 1;  // the oldest the reader still accepts
+// Whether a file of `version` marks the records that close M-steps (and has no Steps frames).
+inline constexpr bool marks_steps(std::uint16_t version) { return version >= 4; }
 inline constexpr char kFileMagic[8] = {'M', 'S', 'T', 'E', 'P', 'T', 'R', 'C'};
 inline constexpr std::uint32_t kFrameMagic = 0x4d534652;  // "MSFR"
 
