@@ -90,18 +90,19 @@ void WaitMeter::message(const Message& m, const Event& send, const Event& post, 
       add(WaitKind::LateSender, m.dst, done, wait, predicted);
       return;
     }
-    auto [it, fresh] = open_calls_.try_emplace({m.dst, done_call});
-    OpenCall& c = it->second;
-    if (fresh) c.call = done;
-    if (wait >= c.wait) c.wait = wait, c.predicted = predicted;
+    const std::uint64_t key = open_call_key(m.dst, done_call);
+    OpenCall* c = open_calls_.find(key);
+    if (!c) c = &open_calls_.insert(key, OpenCall{done});
+    if (wait >= c->wait) c->wait = wait, c->predicted = predicted;
   }
 }
 
 void WaitMeter::call_complete(std::int32_t rank, std::uint32_t call) {
-  const auto it = open_calls_.find({rank, call});
-  if (it == open_calls_.end()) return;
-  add(WaitKind::LateSender, rank, it->second.call, it->second.wait, it->second.predicted);
-  open_calls_.erase(it);
+  const std::uint64_t key = open_call_key(rank, call);
+  const OpenCall* c = open_calls_.find(key);
+  if (!c) return;
+  add(WaitKind::LateSender, rank, c->call, c->wait, c->predicted);
+  open_calls_.erase(key);
 }
 
 void WaitMeter::collective(std::span<const StreamedMember> members) {
@@ -121,7 +122,12 @@ void WaitMeter::collective(std::span<const StreamedMember> members) {
 }
 
 std::vector<WaitSite> WaitMeter::sites() {
-  for (const auto& [key, c] : open_calls_) add(WaitKind::LateSender, key.first, c.call, c.wait, c.predicted);
+  // In the order of (rank, call): the sums come out the same whatever the hash map's order.
+  std::vector<std::pair<std::uint64_t, OpenCall>> left;
+  left.reserve(open_calls_.size());
+  open_calls_.for_each([&](std::uint64_t key, const OpenCall& c) { left.emplace_back(key, c); });
+  std::sort(left.begin(), left.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [key, c] : left) add(WaitKind::LateSender, static_cast<std::int32_t>(key >> 32), c.call, c.wait, c.predicted);
   open_calls_.clear();
   std::vector<WaitSite> out;
   out.reserve(sites_.size());

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
 #include <tuple>
@@ -83,7 +82,12 @@ class WaitMeter {
     Event call;
     double wait = 0, predicted = 0;
   };
-  std::map<std::pair<std::int32_t, std::uint32_t>, OpenCall> open_calls_;  // receiving calls not yet complete
+  // Receiving calls not yet complete, by rank and call (open_call_key): a flat map, which allocates
+  // nothing per call (an ordered map's node per Waitall was 2% of a ring's report).
+  static std::uint64_t open_call_key(std::int32_t rank, std::uint32_t call) {
+    return std::uint64_t{static_cast<std::uint32_t>(rank)} << 32 | call;
+  }
+  FlatMap<std::uint64_t, OpenCall> open_calls_{0};
 };
 
 // Every call site that waited, largest measured wait first.

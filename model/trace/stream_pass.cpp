@@ -12,6 +12,7 @@
 
 #include "model/trace/channel.hpp"
 #include "model/trace/comm_ids.hpp"
+#include "model/trace/open_posts.hpp"
 
 namespace mstep {
 namespace {
@@ -81,18 +82,11 @@ struct Cursor {
   std::size_t pos = 0;
   std::uint32_t index = 0;  // of the next record
   bool ended = false;
-  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, Event>> irecv_of_request;
-  std::map<std::uint32_t, std::uint32_t> open_posts;  // Irecv record index -> request, not yet completed
-  std::map<std::uint32_t, RecvItem> completed;        // by post: waiting for the receives posted before
+  OpenIrecvs open_posts;                        // Irecvs not yet completed
+  std::map<std::uint32_t, RecvItem> completed;  // by post: waiting for the receives posted before
   std::uint32_t call_index = 0;                       // the last record that is not a continuation
   Event call;
-  // Calls that complete receives: how many (known once the call's last record is read), how many
-  // of them are matched or known never to be.
-  struct CallReceives {
-    std::uint32_t receives = 0, resolved = 0;
-    bool closed = false;
-  };
-  std::unordered_map<std::uint32_t, CallReceives> receiving_calls;
+  ReceivingCalls receiving_calls;  // calls completing several receives, not yet resolved
   std::unordered_map<std::uint32_t, std::uint64_t> coll_seq;  // global comm -> collectives so far
   std::vector<const CommDef*> def_of;                         // local comm id -> definition
 };
@@ -164,10 +158,8 @@ class Pass {
       for (const RecvItem& rv : ch.recvs) unmatched_recv(rv);
     }
     for (std::size_t r = 0; r < cursors_.size(); ++r) {
-      std::vector<std::uint32_t> left;
-      for (const auto& [call, n] : cursors_[r].receiving_calls) left.push_back(call);
-      std::sort(left.begin(), left.end());
-      for (const std::uint32_t call : left) v_.call_complete(static_cast<std::int32_t>(r), call);
+      for (const ReceivingCalls::Call& call : cursors_[r].receiving_calls.all())
+        v_.call_complete(static_cast<std::int32_t>(r), call.call);
       cursors_[r].receiving_calls.clear();
     }
     std::sort(out_.unmatched.begin(), out_.unmatched.end(), [](const Unmatched& a, const Unmatched& b) {
@@ -206,24 +198,15 @@ class Pass {
     }
     const RecordTag tag = v_.record(rank, c.index, e);
     if (is_collective_call(e)) collective(r, e, tag);
-    if (event_role(e) == Role::Irecv && e.request) {
-      const auto [it, fresh] = c.irecv_of_request.try_emplace(e.request, c.index, e);
-      if (!fresh) {  // the request id is reused: the old Irecv was never completed
-        c.open_posts.erase(it->second.first);
-        it->second = {c.index, e};
-      }
-      c.open_posts.emplace(c.index, e.request);
-    }
+    if (event_role(e) == Role::Irecv && e.request) c.open_posts.post(c.index, e.request, e);
     const auto world = static_cast<std::int32_t>(metas_.size());
     const bool recv = is_p2p_recv(e);
     std::uint32_t post = c.index;
     Event post_e = e;
     if (recv && op_role(e.op) == Role::Complete) {
-      if (const auto it = c.irecv_of_request.find(e.request); it != c.irecv_of_request.end()) {
-        post = it->second.first;
-        post_e = it->second.second;
-        c.open_posts.erase(post);
-        c.irecv_of_request.erase(it);
+      if (OpenIrecvs::Post p; c.open_posts.take(e.request, p)) {
+        post = p.index;
+        post_e = p.e;
       }
     }
     if (e.peer >= 0 && e.peer < world) {
@@ -235,9 +218,9 @@ class Pass {
         RecvItem item{post, c.index, c.call_index, e.recv_bytes, post_e, e, c.call,
                       ChannelKey{global_comm(comm_ids_, r, e.comm), e.peer, rank, e.tag}, single_receive_call(c.call.op),
                       tag};
-        if (!item.single) ++c.receiving_calls[c.call_index].receives;
+        if (!item.single) ++c.receiving_calls.at(c.call_index).receives;
         if (!traced(e.peer)) unmatched_recv(item);
-        else if (c.completed.empty() && (c.open_posts.empty() || post < c.open_posts.begin()->first))
+        else if (c.completed.empty() && (c.open_posts.empty() || post < c.open_posts.oldest().index))
           push_recv(std::move(item));  // no receive posted before it is open: its turn is now
         else c.completed.emplace(post, std::move(item));
       }
@@ -248,11 +231,8 @@ class Pass {
   // Hands the completed receives to their channels in posting order, as far as no receive posted
   // earlier is still open.
   void release(Cursor& c, bool all) {
-    while (!c.open_posts.empty() && c.index - c.open_posts.begin()->first > kMaxOpenPost) {
-      c.irecv_of_request.erase(c.open_posts.begin()->second);
-      c.open_posts.erase(c.open_posts.begin());
-    }
-    while (!c.completed.empty() && (all || c.open_posts.empty() || c.completed.begin()->first < c.open_posts.begin()->first)) {
+    while (!c.open_posts.empty() && c.index - c.open_posts.oldest().index > kMaxOpenPost) c.open_posts.drop_oldest();
+    while (!c.completed.empty() && (all || c.open_posts.empty() || c.completed.begin()->first < c.open_posts.oldest().index)) {
       auto node = c.completed.extract(c.completed.begin());
       push_recv(std::move(node.mapped()));
     }
@@ -335,12 +315,12 @@ class Pass {
 
   // The call that began at `call` on `rank` got one more of its receives settled.
   void resolved(std::int32_t rank, std::uint32_t call) {
-    auto& calls = cursors_[static_cast<std::size_t>(rank)].receiving_calls;
-    const auto it = calls.find(call);
-    if (it == calls.end()) return;
-    ++it->second.resolved;
-    if (it->second.closed && it->second.resolved >= it->second.receives) {
-      calls.erase(it);
+    ReceivingCalls& calls = cursors_[static_cast<std::size_t>(rank)].receiving_calls;
+    ReceivingCalls::Call* c = calls.find(call);
+    if (!c) return;
+    ++c->resolved;
+    if (c->closed && c->resolved >= c->receives) {
+      calls.erase(*c);
       v_.call_complete(rank, call);
     }
   }
@@ -349,11 +329,11 @@ class Pass {
   void close_call(std::size_t r) {
     Cursor& c = cursors_[r];
     if (c.receiving_calls.empty()) return;  // (most calls complete one receive at most: no entry)
-    const auto it = c.receiving_calls.find(c.call_index);
-    if (it == c.receiving_calls.end() || it->second.closed) return;
-    it->second.closed = true;
-    if (it->second.resolved >= it->second.receives) {
-      c.receiving_calls.erase(it);
+    ReceivingCalls::Call* call = c.receiving_calls.find(c.call_index);
+    if (!call || call->closed) return;
+    call->closed = true;
+    if (call->resolved >= call->receives) {
+      c.receiving_calls.erase(*call);
       v_.call_complete(static_cast<std::int32_t>(r), c.call_index);
     }
   }
@@ -407,7 +387,6 @@ class Pass {
     c.open_posts.clear();
     release(c, true);
     c.frame = {};
-    c.irecv_of_request.clear();
     v_.rank_end(static_cast<std::int32_t>(r), c.index);
     // Instances waiting for this rank, which it never reached, wait for it no more.
     for (auto it = instances_.begin(); it != instances_.end();) {
