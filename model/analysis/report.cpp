@@ -69,21 +69,13 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
   if (matching.unmatched.size() > kMaxUnmatchedShown)
     rep.problems.push_back(fmt::format("{} more unmatched messages", matching.unmatched.size() - kMaxUnmatchedShown));
 
-  // Time in MPI per function.
+  // Time in MPI per function (summed as the streamed report sums it: ExactSeconds).
+  detail::MeasuredTimes times;
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     if (!ranks[r]) continue;
-    for (const Event& e : ranks[r]->events) {
-      FunctionTime& f = rep.mpi[static_cast<std::size_t>(e.op)];
-      f.bytes += e.send_bytes + e.recv_bytes;
-      if (e.continuation()) continue;
-      const double d = timeline.duration(static_cast<int>(r), e.t_exit - e.t_enter);
-      ++f.calls;
-      f.seconds += d;
-      // MPI_Init and MPI_Finalize lie outside the run time (Init exit to Finalize entry).
-      if (e.op == Op::ToolFlush) rep.tool_s += d;
-      else if (e.op != Op::Init && e.op != Op::Init_thread && e.op != Op::Finalize) rep.mpi_s += d;
-    }
+    for (const Event& e : ranks[r]->events) times.add(rep, timeline, static_cast<int>(r), e);
   }
+  times.finish(rep);
 
   AlignedSteps aligned = align_steps(ranks, matching, timeline);
   rep.actual_s = aligned.actual_s;

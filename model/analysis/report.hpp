@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/params/params.hpp"
+#include "model/analysis/exact_sum.hpp"
 #include "model/trace/trace_dir.hpp"
 #include "model/analysis/waits.hpp"
 #include "model/replay/replay.hpp"
@@ -67,24 +68,21 @@ struct FunctionTime {
 };
 
 // Adds up the LogGPS replay's time per MPI function over all ranks, into a Report's `mpi`. The
-// sums are exact in units of 2^-60 s (a call's time truncated to that, about 1e-18 s), so they do
-// not depend on the order the replay finishes calls in: a windowed replay of many ranks finishes
-// them in another order than a whole one, and a sum of doubles then differed in its last digits.
+// sums are exact (ExactSeconds), so they do not depend on the order the replay finishes calls in:
+// a windowed replay of many ranks finishes them in another order than a whole one, and a sum of
+// doubles then differed in its last digits.
 class FunctionTimes final : public ReplayObserver {
  public:
   explicit FunctionTimes(std::array<FunctionTime, kOpCount>& out) : out_(out) {}
   void call(std::int32_t, Op op, double entry_s, double exit_s) override {
     const auto i = static_cast<std::size_t>(op);
-    // Exact for any time of 2^-7 s or more (the product is then an integer), truncated below.
-    sum_[i] += static_cast<Exact>(std::ldexp(std::max(0.0, exit_s - entry_s), kFractionBits));
-    out_[i].loggps_s = std::ldexp(static_cast<double>(sum_[i]), -kFractionBits);
+    sum_[i].add(std::max(0.0, exit_s - entry_s));
+    out_[i].loggps_s = sum_[i].value();
   }
 
  private:
-  static constexpr int kFractionBits = 60;
-  __extension__ using Exact = __int128;  // GCC's and Clang's; -Wpedantic would name it
   std::array<FunctionTime, kOpCount>& out_;
-  std::array<Exact, kOpCount> sum_{};
+  std::array<ExactSeconds, kOpCount> sum_{};
 };
 
 struct Report {

@@ -36,18 +36,10 @@ class ReportVisitor final : public StreamVisitor {
 
   RecordTag record(std::int32_t rank, std::uint32_t index, const Event& e) override {
     const RecordTag tag = steps_.record(rank, index, e);
-    FunctionTime& f = rep_.mpi[static_cast<std::size_t>(e.op)];
-    f.bytes += e.send_bytes + e.recv_bytes;
+    measured_.add(rep_, tl_, rank, e);
     const auto r = static_cast<std::size_t>(rank);
     last_[r] = e;
     if (e.op == Op::Finalize) end_[r] = e.t_enter;
-    if (e.continuation()) return tag;
-    const double d = tl_.duration(rank, e.t_exit - e.t_enter);
-    ++f.calls;
-    f.seconds += d;
-    // MPI_Init and MPI_Finalize lie outside the run time (Init exit to Finalize entry).
-    if (e.op == Op::ToolFlush) rep_.tool_s += d;
-    else if (e.op != Op::Init && e.op != Op::Init_thread && e.op != Op::Finalize) rep_.mpi_s += d;
     return tag;
   }
   void message(const StreamedMessage& m) override {
@@ -69,6 +61,8 @@ class ReportVisitor final : public StreamVisitor {
   }
 
   WaitMeter& meter() { return meter_; }
+  // The measured times per function, once every record is in.
+  void finish() { measured_.finish(rep_); }
   // Per rank: the end of its run (nullopt: no records), and its last record.
   const std::vector<std::optional<std::uint64_t>>& ends() const { return end_; }
   const std::vector<std::optional<Event>>& last() const { return last_; }
@@ -78,6 +72,7 @@ class ReportVisitor final : public StreamVisitor {
   const Timeline& tl_;
   WaitMeter meter_;
   StepStream& steps_;
+  detail::MeasuredTimes measured_;
   std::vector<std::optional<std::uint64_t>> end_;
   std::vector<std::optional<Event>> last_;
 };
@@ -194,6 +189,7 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   StepStream steps(ranks, timeline, bsp ? &*bsp : nullptr, charges, keep_steps);
   ReportVisitor visitor(rep, timeline, options, ranks.size(), steps);
   const StreamPassResult pass = stream_pass(ranks, files, timeline, visitor);
+  visitor.finish();
   StreamedSteps stepped = steps.finish();
   if (beside.valid()) beside.get();  // rethrows what the other job threw
   else others();
@@ -256,7 +252,9 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
       pass.records, pass.peak_in_flight, pass.peak_in_flight == 1 ? "" : "s", pass.peak_in_flight == 1 ? "" : "s",
       stepped.peak_steps_held,
       keep_steps == 0 ? std::string()
-                      : fmt::format("; the step table lists the {} of {} steps whose MPM prediction misses by the most time",
+      : bsp           ? fmt::format("; the step table lists the {} of {} steps whose MPM prediction misses by the most time",
+                                    rep.steps.size(), rep.step_count)
+                      : fmt::format("; the step table lists the {} of {} steps that end first (no MPM prediction to rank them by)",
                                     rep.steps.size(), rep.step_count)));
   if (!(params && params->loggps))
     rep.notes.push_back(fmt::format(

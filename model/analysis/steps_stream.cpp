@@ -493,12 +493,14 @@ class StepStream::Impl {
     const double mpm_end_s = mpm ? own.phi : nan;
     const double mpm_s = mpm_end_s - (s > 0 && mpm ? entry(r, s - 1).phi : 0.0);
     const double miss_s = mpm_s - actual_s;
-    // Keep the `keep_` largest misses (without MPM: the first ones) in a heap whose front is the
-    // kept row that misses least. A row is built only if kept (most are not, on a long run); the
-    // partner list is copied only then, and a large communicator heard whole is named by its
-    // shared member list, not copied.
+    // Keep the `keep_` largest misses (without MPM: the steps that end first) in a heap whose
+    // front is the kept row that misses least (ends last). Both orders break ties by rank and
+    // step, so the rows kept do not depend on the order the pass hands the steps over in. A row
+    // is built only if kept (most are not, on a long run); the partner list is copied only then,
+    // and a large communicator heard whole is named by its shared member list, not copied.
     const auto rank = static_cast<std::int32_t>(r);
-    const bool keep = rows_.size() < keep_ || (mpm && misses_more(std::abs(miss_s), rank, s + 1, rows_.front()));
+    const bool keep = rows_.size() < keep_ || (mpm ? misses_more(std::abs(miss_s), rank, s + 1, rows_.front())
+                                                   : ends_before(own.end_s, rank, s + 1, rows_.front()));
     if (!keep) {
       own.forget_partners();
       return;
@@ -528,10 +530,10 @@ class StepStream::Impl {
                      std::back_inserter(row.partners));
     }
     own.forget_partners();
-    const auto smaller = [](const StepRow& a, const StepRow& b) { return misses_more(a, b); };
-    if (!mpm) {
-      rows_.push_back(std::move(row));
-    } else if (rows_.size() < keep_) {
+    const auto smaller = [mpm](const StepRow& a, const StepRow& b) {
+      return mpm ? misses_more(a, b) : ends_before(a.actual_end_s, a.rank, a.step, b);
+    };
+    if (rows_.size() < keep_) {
       rows_.push_back(std::move(row));
       std::push_heap(rows_.begin(), rows_.end(), smaller);
     } else {
@@ -539,6 +541,11 @@ class StepStream::Impl {
       rows_.back() = std::move(row);
       std::push_heap(rows_.begin(), rows_.end(), smaller);
     }
+  }
+
+  static bool ends_before(double end_s, std::int32_t rank, std::uint32_t step, const StepRow& b) {
+    if (end_s != b.actual_end_s) return end_s < b.actual_end_s;
+    return rank != b.rank ? rank < b.rank : step < b.step;
   }
 
   void bsp(std::size_t r, std::uint32_t s) {

@@ -57,15 +57,15 @@ WaitMeter::WaitMeter(const Timeline& timeline, const WaitOptions& options)
 void WaitMeter::add(WaitKind kind, std::int32_t rank, const Event& call, double wait, double predicted) {
   if (wait <= 0) return;
   const SiteKey key{rank, call.callsite, static_cast<std::uint16_t>((static_cast<unsigned>(kind) << 8) | static_cast<unsigned>(call.op))};
-  WaitSite* found = sites_.find(key);
-  WaitSite& s = found ? *found : sites_.insert(key, WaitSite{});
-  s.kind = kind;
-  s.rank = rank;
-  s.callsite = call.callsite;
-  s.op = call.op;
-  s.wait_s += wait;
-  s.predicted_wait_s += predicted;
-  ++s.count;
+  Sum* found = sites_.find(key);
+  Sum& s = found ? *found : sites_.insert(key, Sum{});
+  s.site.kind = kind;
+  s.site.rank = rank;
+  s.site.callsite = call.callsite;
+  s.site.op = call.op;
+  s.wait.add(wait);
+  s.predicted.add(predicted);
+  ++s.site.count;
 }
 
 void WaitMeter::message(const Message& m, const Event& send, const Event& post, const Event& done,
@@ -131,7 +131,11 @@ std::vector<WaitSite> WaitMeter::sites() {
   open_calls_.clear();
   std::vector<WaitSite> out;
   out.reserve(sites_.size());
-  sites_.for_each([&](const SiteKey&, const WaitSite& s) { out.push_back(s); });
+  sites_.for_each([&](const SiteKey&, const Sum& s) {
+    out.push_back(s.site);
+    out.back().wait_s = s.wait.value();
+    out.back().predicted_wait_s = s.predicted.value();
+  });
   // In the order of (kind, rank, call site, operation) first, so that sites of equal waits come out
   // in the same order whatever the hash map's.
   std::sort(out.begin(), out.end(), [](const WaitSite& a, const WaitSite& b) {

@@ -11,6 +11,7 @@
 
 #include "format/flat_map.hpp"
 #include "format/rank_trace.hpp"
+#include "model/analysis/exact_sum.hpp"
 #include "model/cost/loggps.hpp"
 #include "model/trace/matching.hpp"
 #include "model/trace/stream_pass.hpp"
@@ -57,7 +58,6 @@ class WaitMeter {
   std::vector<WaitSite> sites();
 
  private:
-  struct Site;
   void add(WaitKind kind, std::int32_t rank, const Event& call, double wait, double predicted);
   const Timeline& tl_;
   WaitOptions options_;
@@ -77,7 +77,12 @@ class WaitMeter {
       return (h ^ (h >> 32)) * 0x9E3779B97F4A7C15ull;
     }
   };
-  FlatMap<SiteKey, WaitSite, SiteHash> sites_{64};
+  // A site as it is summed: its waits exactly (ExactSeconds), whatever the order they come in.
+  struct Sum {
+    WaitSite site;
+    ExactSeconds wait, predicted;
+  };
+  FlatMap<SiteKey, Sum, SiteHash> sites_{64};
   struct OpenCall {
     Event call;
     double wait = 0, predicted = 0;

@@ -192,3 +192,41 @@ TEST_CASE("mstep synth: an allreduce of 70 ranks names the world in each step; d
     CHECK(named_rows > 900);
   }
 }
+
+TEST_CASE("report --stream yes: the same sums as the whole report to the bit, and rows that do not depend on reading order") {
+  // 300 ranks of random pairs: the streaming pass hands records, messages and waits over in an
+  // order of its reading (windows of time, ranks in turn), not the whole report's.
+  const fs::path dir = test_dir() / "random";
+  REQUIRE(synth(dir, "random", 300, 60000).code == 0);
+  const fs::path params = test_dir() / "params.json";
+  std::ofstream(params) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
+    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
+    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+  const Env env = no_default_params(test_dir());
+  const json whole = mstep_json("report", dir, {"--params", params.string(), "--stream", "no"}, env);
+  const json streamed = mstep_json("report", dir, {"--params", params.string(), "--stream", "yes"}, env);
+  // Seconds summed over many calls in another order: exact sums, so equal (a sum of doubles
+  // differed in its last digits).
+  CHECK(whole.at("mpi_time_s") == streamed.at("mpi_time_s"));
+  CHECK(whole.at("mpi_time") == streamed.at("mpi_time"));
+  CHECK(whole.at("hotspots") == streamed.at("hotspots"));
+  CHECK(whole.at("models") == streamed.at("models"));
+  // Without MPM parameters the streamed table keeps the 1000 steps that end first (ties by rank
+  // and step), the same whatever order the steps were predicted in.
+  const json plain = mstep_json("report", dir, {"--stream", "no"}, env);
+  const json plain_streamed = mstep_json("report", dir, {"--stream", "yes"}, env);
+  std::vector<std::tuple<double, int, int>> ends;
+  for (const json& row : plain.at("steps")) ends.emplace_back(row.at("actual_end_s"), row.at("rank"), row.at("step"));
+  std::sort(ends.begin(), ends.end());
+  REQUIRE(ends.size() > 1000);
+  ends.resize(1000);
+  std::vector<std::tuple<double, int, int>> kept;
+  for (const json& row : plain_streamed.at("steps")) kept.emplace_back(row.at("actual_end_s"), row.at("rank"), row.at("step"));
+  std::sort(kept.begin(), kept.end());
+  CHECK(kept == ends);
+  bool noted = false;
+  for (const json& n : plain_streamed.at("notes"))
+    noted = noted || n.get<std::string>().find("the 1000 of ") != std::string::npos &&
+                         n.get<std::string>().find("steps that end first") != std::string::npos;
+  CHECK(noted);
+}
