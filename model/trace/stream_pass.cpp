@@ -83,9 +83,9 @@ struct Cursor {
   bool ended = false;
   OpenIrecvs open_posts;                        // Irecvs not yet completed
   std::map<std::uint32_t, RecvItem> completed;  // by post: waiting for the receives posted before
-  std::uint32_t call_index = 0;                       // the last record that is not a continuation
+  std::uint32_t call_index = 0;                 // the last record that is not a continuation
   Event call;
-  ReceivingCalls receiving_calls;  // calls completing several receives, not yet resolved
+  ReceivingCalls receiving_calls;               // calls completing several receives, not yet resolved
   std::unordered_map<std::uint32_t, std::uint64_t> coll_seq;  // global comm -> collectives so far
   std::vector<const CommDef*> def_of;                         // local comm id -> definition
 };
