@@ -237,8 +237,8 @@ TEST_CASE("report: the run's own 8-byte round trip beside the parameters', and a
 
 namespace {
 
-// The streamed report says what the in-memory one says, but for the M-steps (and the last bits of
-// sums taken in another order).
+// The streamed report says what the in-memory one says, but for the M-steps (its sums of seconds
+// are exact, model/analysis/exact_sum.hpp: the tolerances below are the older, looser check).
 void check_streamed_like_whole(const fs::path& dir) {
   const fs::path params = test_dir() / "params.json";
   std::ofstream(params) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
