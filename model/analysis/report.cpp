@@ -99,6 +99,7 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
     ReplayInput observed = measured;
     observed.observer = &per_function;
     const ReplayResult loggps = replay_loggps(observed, *params->loggps, cold);
+    per_function.finish();
     rep.has_loggps_functions = true;
     loggp_result = result("LogGP", rep.actual_s, loggp.predicted_s);
     loggps_result = result("LogGPS", rep.actual_s, loggps.predicted_s);

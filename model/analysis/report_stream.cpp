@@ -170,6 +170,7 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
     ReplayInput observed = measured;
     observed.observer = &per_function;
     ReplayResult loggps = replay_loggps(observed, *params->loggps, cold);
+    per_function.finish();
     rep.has_loggps_functions = true;
     loggps_s = {loggps.predicted_s};
     rep.loggps_rank_s = loggps.finish_s;

@@ -148,6 +148,7 @@ TEST_CASE("a nonblocking collective is charged as its blocking version at its st
     ReplayInput observed = run.input();
     observed.observer = &observer;
     (void)replay_loggps(observed, p);
+    observer.finish();
     CHECK(per_function[static_cast<std::size_t>(Op::Ibarrier)].loggps_s == Approx(4 * 18 * us));
     CHECK(per_function[static_cast<std::size_t>(Op::Wait)].loggps_s == Approx(0).margin(1e-15));
     CHECK(per_function[static_cast<std::size_t>(Op::Finalize)].loggps_s == Approx(0).margin(1e-15));
