@@ -26,8 +26,6 @@ std::string mpi_name(Op op) {
   return "MPI_" + std::string(op_name(op));
 }
 
-bool op_valid(std::uint8_t code) { return code < kOpCount; }
-
 Op blocking_collective(Op op) {
   switch (op) {
     case Op::Ibarrier: return Op::Barrier;

@@ -64,7 +64,8 @@ inline Role op_role(Op op) {
   const auto i = static_cast<std::size_t>(op);
   return i < kOpRoles.size() ? kOpRoles[i] : Role::Other;
 }
-bool op_valid(std::uint8_t code);
+// Inline: the decoder asks it for every record.
+inline bool op_valid(std::uint8_t code) { return code < kOpCount; }
 
 // Event flags.
 enum EventFlag : std::uint8_t {
