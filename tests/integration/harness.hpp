@@ -261,6 +261,14 @@ inline json read_meta(const fs::path& dir) {
 }
 
 // An environment in which mstep finds no default parameter file (for report and whatif).
+// A parameter file with LogGPS, MPM and linear sections, as mstep calibrate writes them: the
+// integration tests' machine (L = o = g = 0.2 us, rendezvous from 8256 B). Returns `file`.
+inline fs::path write_model_params(const fs::path& file) {
+  std::ofstream(file) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
+    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
+    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+  return file;
+}
 inline Env no_default_params(const fs::path& home) { return {{"HOME", home.string()}, {"MSTEP_PARAMS", ""}}; }
 
 // Nothing on stderr but, at most, the warning that the run's 8-byte round trip differs from the

@@ -134,25 +134,12 @@ TEST_CASE("a malformed delay setting is one line, and the run goes on undelayed"
   CHECK_FALSE(d.meta.contains("delay"));
 }
 
-namespace {
-
-// A parameter file with LogGPS, MPM and linear sections, as mstep calibrate writes them.
-fs::path write_params(const fs::path& dir) {
-  const fs::path p = dir / "params.json";
-  std::ofstream(p) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
-    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
-    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
-  return p;
-}
-
-}  // namespace
-
 // Runs alone ([report]: RUN_SERIAL): its models' slowdowns come from one baseline run, which
 // another test's ranks on the 2 cores can stretch past the 16 ms the delay adds (seen once in six
 // whole-suite runs at ctest -j2).
 TEST_CASE("mstep sensitivity: measured slowdown under added L beside each model's", "[report]") {
   const fs::path dir = test_dir();
-  const fs::path params = write_params(dir);
+  const fs::path params = write_model_params(dir / "params.json");
   const Result r = run({kMstep, "sensitivity", "-o", (dir / "sens").string(), "--params", params.string(), "--sweep",
                         "L=0,200us", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "20"});
   REQUIRE(r.code == 0);
@@ -180,7 +167,7 @@ TEST_CASE("mstep sensitivity: measured slowdown under added L beside each model'
 
 TEST_CASE("mstep sensitivity refuses a bad sweep and a missing parameter file in one line") {
   const fs::path dir = test_dir();
-  const fs::path params = write_params(dir);
+  const fs::path params = write_model_params(dir / "params.json");
   Result r = run({kMstep, "sensitivity", "--params", params.string(), "--sweep", "Q=1us", "--", kMpiexec, "-n", "2",
                   prog("delay")});
   CHECK(r.code == 2);

@@ -42,12 +42,6 @@ double worst_collective_overlap_us(const fs::path& trace, const fs::path& json_f
   return worst;
 }
 
-void write_params(const fs::path& file) {
-  std::ofstream(file) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
-    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
-    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
-}
-
 }  // namespace
 
 TEST_CASE("mstep import --otf2 of mstep's own export: the same calls, M-steps and report") {
@@ -67,8 +61,8 @@ TEST_CASE("mstep import --otf2 of mstep's own export: the same calls, M-steps an
     CHECK(b.j.at("per_rank")[i].at("steps") == a.j.at("per_rank")[i].at("steps"));
     CHECK(b.j.at("per_rank")[i].at("events") == a.j.at("per_rank")[i].at("events"));
   }
-  write_params(dir / "params.json");
-  write_params(back / "params.json");
+  write_model_params(dir / "params.json");
+  write_model_params(back / "params.json");
   const Env env = no_default_params(work);
   const json ra = mstep_json("report", dir, {}, env), rb = mstep_json("report", back, {}, env);
   CHECK(rb.at("messages") == ra.at("messages"));
@@ -108,7 +102,7 @@ TEST_CASE("mstep import --otf2 of EZTrace 2: mstep's calls and bytes, and a pred
   const fs::path kept = work / "kept";
   REQUIRE(run({kMstep, "import", "--otf2", (work / "ring_trace").string(), "-o", kept.string(), "--keep-clocks"}).code == 0);
   CHECK((worst_collective_overlap_us(kept, work / "kept.json") > 0.001) == aligned);
-  write_params(back / "params.json");
+  write_model_params(back / "params.json");
   const json rep = mstep_json("report", back, {}, no_default_params(work));
   CHECK(rep.at("messages") == 100);
   CHECK(rep.at("complete") == true);

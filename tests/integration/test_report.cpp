@@ -240,10 +240,7 @@ namespace {
 // The streamed report says what the in-memory one says, but for the M-steps (its sums of seconds
 // are exact, model/analysis/exact_sum.hpp: the tolerances below are the older, looser check).
 void check_streamed_like_whole(const fs::path& dir) {
-  const fs::path params = test_dir() / "params.json";
-  std::ofstream(params) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
-    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
-    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+  const fs::path params = write_model_params(test_dir() / "params.json");
   const Env env = no_default_params(test_dir());
   const json whole = mstep_json("report", dir, {"--params", params.string(), "--stream", "no"}, env);
   const json streamed = mstep_json("report", dir, {"--params", params.string(), "--stream", "yes"}, env);

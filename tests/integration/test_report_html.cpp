@@ -28,12 +28,6 @@ Result chromium(const fs::path& page, std::vector<std::string> args) {
 
 bool console_spoke(const Result& r) { return r.err.find(":CONSOLE") != std::string::npos; }
 
-void write_params(const fs::path& file) {
-  std::ofstream(file) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
-    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
-    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
-}
-
 }  // namespace
 
 TEST_CASE("report --format html: the shipped ring's page, rendered by headless Chromium", "[html]") {
@@ -41,7 +35,7 @@ TEST_CASE("report --format html: the shipped ring's page, rendered by headless C
   REQUIRE(fs::exists(kChromium));
   const fs::path dir = test_dir() / "ring";
   check_recorded(record(dir, 2, {std::string(EXAMPLES_DIR) + "/ring", "60", "4096"}), 2);
-  write_params(dir / "params.json");
+  write_model_params(dir / "params.json");
   const fs::path page = test_dir() / "report.html";
   const Env env = no_default_params(test_dir());
   const Result r = run({kMstep, "report", dir.string(), "--format", "html", "-o", page.string()}, env);
@@ -89,7 +83,7 @@ TEST_CASE("report --format html: the shipped ring's page, rendered by headless C
 TEST_CASE("report --format html at 1024 ranks: 8 ranks a row, a small page that says so", "[html]") {
   const fs::path dir = test_dir() / "halo";
   REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "1024", "--events", "200000", "--pattern", "halo2d"}).code == 0);
-  write_params(dir / "params.json");
+  write_model_params(dir / "params.json");
   const Result r = run({kMstep, "report", dir.string(), "--format", "html"}, no_default_params(test_dir()));
   REQUIRE(r.code == 0);
   CHECK(count(r.out, "class=\"rank-row\"") == 128);
@@ -121,7 +115,7 @@ TEST_CASE("whatif --format html: both predictions below every rank, the change n
   const fs::path work = test_dir();
   const fs::path dir = work / "random";
   REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "4", "--events", "2000", "--pattern", "random"}).code == 0);
-  write_params(dir / "params.json");
+  write_model_params(dir / "params.json");
   const fs::path page = work / "whatif.html";
   const Env env = no_default_params(work);
   const Result r = run({kMstep, "whatif", dir.string(), "--set", "L=20us", "--format", "html", "-o", page.string()}, env);

@@ -44,10 +44,7 @@ TEST_CASE("mstep synth: pingpong, random and alltoall traces replay under every 
     INFO(pattern);
     const fs::path dir = test_dir() / pattern;
     REQUIRE(synth(dir, pattern, 6, 3000).code == 0);
-    const fs::path params = test_dir() / "params.json";
-    std::ofstream(params) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
-      "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
-      "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+    const fs::path params = write_model_params(test_dir() / "params.json");
     const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(test_dir()));
     CHECK(rep.at("problems").empty());
     REQUIRE(rep.at("models").size() == 5);
@@ -75,10 +72,7 @@ TEST_CASE("mstep synth --pack: many ranks a file, read as a file per rank is") {
   CHECK(meta.at("packed").at("ranks_per_file") == 3);
   // The same stats and the same report, whole and streamed.
   CHECK(stats(flat).j.at("events") == stats(packed).j.at("events"));
-  const fs::path params = test_dir() / "params.json";
-  std::ofstream(params) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
-    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
-    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+  const fs::path params = write_model_params(test_dir() / "params.json");
   const Env env = no_default_params(test_dir());
   for (const char* stream : {"yes", "no"}) {
     INFO(stream);
@@ -198,10 +192,7 @@ TEST_CASE("report --stream yes: the same sums as the whole report to the bit, an
   // order of its reading (windows of time, ranks in turn), not the whole report's.
   const fs::path dir = test_dir() / "random";
   REQUIRE(synth(dir, "random", 300, 60000).code == 0);
-  const fs::path params = test_dir() / "params.json";
-  std::ofstream(params) << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
-    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
-    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+  const fs::path params = write_model_params(test_dir() / "params.json");
   const Env env = no_default_params(test_dir());
   const json whole = mstep_json("report", dir, {"--params", params.string(), "--stream", "no"}, env);
   const json streamed = mstep_json("report", dir, {"--params", params.string(), "--stream", "yes"}, env);
