@@ -4,14 +4,14 @@
 #   1. the recorder's added latency when a core is free for libmstep's writer thread
 #      (run_benchmarks.sh, whose default MSTEP_WRITER=auto then writes off the application's thread),
 #      and the 8-byte ping-pong alternating plain / writer thread / MSTEP_WRITER=inline;
-#   2. `mstep validate` of share/validate/suite-multicore.json at 2, 4 and 8 ranks (shared memory);
+#   2. `mstep validate` of share/validate/suite-multicore.json at 2, 4, 8 and 16 ranks (shared memory);
 #   3. tests/bench/coll_model.sh at 2, 4, 8 and 16 ranks: how the pair's calibrated collective times
 #      carry to larger communicators.
 #   tests/bench/multicore.sh BUILD_DIR OUT_DIR [STEPS]
 # BUILD_DIR is a build tree or the build/ of tests/bench/bundle.sh's folder (then source its env.sh
 # first). STEPS: any of "latency validate coll" (default all). Writes OUT_DIR/{log,bench.txt,
 # pingpong.txt,validation.md,validation.json,coll.txt} and the traces with their parameter files
-# (validate.tar.gz, coll.tar.gz: to report them again elsewhere); about 4 minutes.
+# (validate.tar.gz, coll.tar.gz: to report them again elsewhere); about 5 minutes.
 # COLL_ROUNDS: rounds of coll_model.sh (default 1).
 set -uo pipefail
 build=$(cd "${1:?usage: multicore.sh BUILD_DIR OUT_DIR [STEPS]}" && pwd)
@@ -48,7 +48,7 @@ fi
 
 if [[ $steps == *validate* ]]; then
   log "mstep validate (suite-multicore, shared memory)"
-  timeout 200 mstep validate --suite "$src/share/validate/suite-multicore.json" --transport shm --no-s-moved \
+  timeout 320 mstep validate --suite "$src/share/validate/suite-multicore.json" --transport shm --no-s-moved \
     -o "$work/validate" -f >"$out/validate.log" 2>&1 || log "validate exited $?"
   cp "$work/validate/validation.md" "$work/validate/validation.json" "$out/" 2>/dev/null
   tar -C "$work" -czf "$out/validate.tar.gz" validate 2>/dev/null
