@@ -1,7 +1,6 @@
 #include "model/trace/stream_pass.hpp"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <map>
 #include <memory>
@@ -10,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "model/trace/channel.hpp"
+#include "model/trace/channel_table.hpp"
 #include "model/trace/comm_ids.hpp"
 #include "model/trace/open_posts.hpp"
 
@@ -58,6 +58,7 @@ class Fifo {
 struct Channel {
   Fifo<SendItem> sends;
   Fifo<RecvItem> recvs;
+  bool idle() const { return sends.empty() && recvs.empty(); }
 };
 
 // A call that completes one receive at most: its waits are final with that receive.
@@ -137,10 +138,10 @@ class Pass {
     // What is left never completed: the collectives some member never reached, the unmatched.
     for (auto& [key, inst] : instances_) emit(inst);
     instances_.clear();
-    for (auto& [key, ch] : channels_) {
+    channels_.for_each_in_order([this](const ChannelKey& key, const Channel& ch) {
       for (const SendItem& s : ch.sends) unmatched_send(key, s);
       for (const RecvItem& rv : ch.recvs) unmatched_recv(rv);
-    }
+    });
     for (std::size_t r = 0; r < cursors_.size(); ++r) {
       for (const ReceivingCalls::Call& call : cursors_[r].receiving_calls.all())
         v_.call_complete(static_cast<std::int32_t>(r), call.call);
@@ -264,31 +265,8 @@ class Pass {
     }
   }
 
-  // The channel of `key`, made if need be. Empty channels are kept for the next message (most
-  // carry many) and swept out when they have doubled in number since the last sweep, so that
-  // what is kept follows the channels in use, not every pair that ever talked.
-  // A few recent channels are remembered in front of the map (whose lookup divides by its bucket
-  // count: 4% of a NetPIPE report's samples); the map's nodes stay put when it grows, and the
-  // sweep, which frees some, forgets them.
-  Channel& channel(const ChannelKey& key) {
-    const std::uint64_t h = ChannelHash{}(key);
-    RecentChannel& slot = recent_[h >> 62];
-    if (slot.channel && slot.key == key) return *slot.channel;
-    auto it = channels_.find(key);
-    if (it == channels_.end()) {
-      if (channels_.size() >= sweep_at_) {
-        std::erase_if(channels_, [](const auto& kv) { return kv.second.sends.empty() && kv.second.recvs.empty(); });
-        sweep_at_ = std::max<std::size_t>(4096, 2 * channels_.size());
-        recent_ = {};
-      }
-      it = channels_.try_emplace(key).first;
-    }
-    slot = {key, &it->second};
-    return it->second;
-  }
-
   void push_send(const ChannelKey& key, SendItem s) {
-    Channel& ch = channel(key);
+    Channel& ch = channels_[key];
     if (!ch.recvs.empty()) {
       matched(key, s, ch.recvs.front());
       ch.recvs.pop_front();
@@ -300,7 +278,7 @@ class Pass {
   }
 
   void push_recv(RecvItem rv) {
-    Channel& ch = channel(rv.key);
+    Channel& ch = channels_[rv.key];
     if (!ch.sends.empty()) {
       matched(rv.key, ch.sends.front(), rv);
       ch.sends.pop_front();
@@ -441,13 +419,7 @@ class Pass {
     double next;  // its next record's start (Timeline seconds)
   };
   std::vector<Active> active_;  // ranks with records left, in rank order
-  std::unordered_map<ChannelKey, Channel, ChannelHash> channels_;
-  std::size_t sweep_at_ = 4096;
-  struct RecentChannel {
-    ChannelKey key{};
-    Channel* channel = nullptr;
-  };
-  std::array<RecentChannel, 4> recent_{};
+  ChannelTable<Channel> channels_;
   std::map<std::pair<std::uint32_t, std::uint64_t>, Instance> instances_;
   std::size_t in_flight_ = 0;
   StreamPassResult out_;
