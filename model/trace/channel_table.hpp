@@ -2,7 +2,7 @@
 // unmatched sends or receives, by ChannelKey. Empty channels are kept for the next message (most
 // carry many) and swept out when they have doubled in number since the last sweep, so that what
 // is kept follows the channels in use, not every pair that ever talked; a swept channel's place
-// (its queues' capacity with it) goes to the next new one.
+// goes to the next new one.
 #pragma once
 
 #include <algorithm>
@@ -71,7 +71,9 @@ class ChannelTable {
       if (slab_[id].idle()) idle.push_back(key);
     });
     for (const ChannelKey& key : idle) {
-      free_.push_back(*ids_.find(key));
+      const std::uint32_t id = *ids_.find(key);
+      slab_[id] = Channel{};  // its queues' memory back to the heap: most swept channels saw one message
+      free_.push_back(id);
       ids_.erase(key);
     }
     sweep_at_ = std::max<std::size_t>(4096, 2 * ids_.size());
