@@ -186,7 +186,7 @@ TEST_CASE("a program that exits without MPI_Finalize leaves a readable, unfinish
   const fs::path dir = test_dir() / "trace";
   Result rec = record(dir, 2, no_finalize_job());
   // Once in about twenty loaded runs Hydra reports a BAD TERMINATION ("EXIT CODE: 1") for one of
-  // the two ranks that exit without MPI_Finalize and hangs up the other (seen once in CI; 0 in 100
+  // the two ranks that exit without MPI_Finalize and hangs up the other (seen once in CI; 0 in 160
   // runs here under load since, with and without mstep): MPICH's cleanup, not the trace's. Once
   // more then.
   if (rec.code != 0 && (rec.out + rec.err).find("BAD TERMINATION") != std::string::npos) {
