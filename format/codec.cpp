@@ -198,16 +198,17 @@ void EventFrameDecoder::decode(std::vector<Event>& out, std::size_t limit) {
   const std::size_t first = out.size();
   if (const auto need = first + take; out.capacity() < need)
     out.reserve(std::max(need, 2 * out.capacity()));  // geometric: frames are appended one by one
-  Event prev = prev_;
+  // Each record decodes from the one before it where it lies (the capacity is reserved above, so
+  // the vector does not move), not from a copy of it.
+  const Event* prev = &prev_;
   std::uint32_t prev_request = prev_request_;
   for (std::size_t i = 0; i < take; ++i) {
-    const Event e = times_.remaining() >= kMaxTimeBytes && fields_.remaining() >= kMaxFieldBytes
-                        ? decode_event<false>(head_, times_, fields_, prev, prev_request, done_ + i, flags_mask_)
-                        : decode_event<true>(head_, times_, fields_, prev, prev_request, done_ + i, flags_mask_);
-    out.push_back(e);
-    prev = e;
+    out.push_back(times_.remaining() >= kMaxTimeBytes && fields_.remaining() >= kMaxFieldBytes
+                      ? decode_event<false>(head_, times_, fields_, *prev, prev_request, done_ + i, flags_mask_)
+                      : decode_event<true>(head_, times_, fields_, *prev, prev_request, done_ + i, flags_mask_));
+    prev = &out.back();
   }
-  prev_ = prev;
+  prev_ = *prev;
   prev_request_ = prev_request;
   done_ += take;
   if (done_ == n_ && (!times_.done() || !fields_.done())) throw TraceError("event frame has bytes left over");
