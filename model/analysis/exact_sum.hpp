@@ -1,8 +1,8 @@
 // A sum of seconds that does not depend on the order of its terms: each term is rounded to the
-// nearest multiple of 2^-60 s (about 1e-18 s; exact from 2^-7 s up) and added as an integer. The streaming pass hands records,
-// messages and waits over in an order that follows its reading (model/trace/stream_pass.cpp), not
-// the ranks' order, and a sum of doubles then came out different in its last digits from one
-// order to another (and from the in-memory report's).
+// nearest multiple of 2^-60 s (about 1e-18 s; a term of 2^-8 s or more is one already) and added as
+// an integer. The streaming pass hands records, messages and waits over in an order that follows
+// its reading (model/trace/stream_pass.cpp), not the ranks' order, and a sum of doubles then came
+// out different in its last digits from one order to another (and from the in-memory report's).
 #pragma once
 
 #include <cmath>

@@ -253,10 +253,9 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
       pass.records, pass.peak_in_flight, pass.peak_in_flight == 1 ? "" : "s", pass.peak_in_flight == 1 ? "" : "s",
       stepped.peak_steps_held,
       keep_steps == 0 ? std::string()
-      : bsp           ? fmt::format("; the step table lists the {} of {} steps whose MPM prediction misses by the most time",
-                                    rep.steps.size(), rep.step_count)
-                      : fmt::format("; the step table lists the {} of {} steps that end first (no MPM prediction to rank them by)",
-                                    rep.steps.size(), rep.step_count)));
+                      : fmt::format("; the step table lists the {} of {} steps {}", rep.steps.size(), rep.step_count,
+                                    bsp ? "whose MPM prediction misses by the most time"
+                                        : "that end first (no MPM prediction to rank them by)")));
   if (!(params && params->loggps))
     rep.notes.push_back(fmt::format(
         "late-receiver waits assume rendezvous from {} bytes (MPICH ch4 shared memory); calibrate to measure S",

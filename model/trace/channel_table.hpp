@@ -66,12 +66,11 @@ class ChannelTable {
 
  private:
   void sweep() {
-    std::vector<ChannelKey> idle;
+    std::vector<std::pair<ChannelKey, std::uint32_t>> idle;
     ids_.for_each([&](const ChannelKey& key, std::uint32_t id) {
-      if (slab_[id].idle()) idle.push_back(key);
+      if (slab_[id].idle()) idle.emplace_back(key, id);
     });
-    for (const ChannelKey& key : idle) {
-      const std::uint32_t id = *ids_.find(key);
+    for (const auto& [key, id] : idle) {
       slab_[id] = Channel{};  // its queues' memory back to the heap: most swept channels saw one message
       free_.push_back(id);
       ids_.erase(key);
