@@ -1,7 +1,8 @@
 // Replay throughput: synthetic traces of R ranks and E records replayed under LogGPS on one core.
 // Prints records per second of the replay loop (setup included) and the process's peak RSS.
 // Usage: replay_bench [ranks] [records] [PATTERN of mstep synth] [cold] [window=N]
-//        replay_bench --dir TRACE [window=N]     (a trace directory on disk, read as the replay goes)
+//        replay_bench --dir TRACE [window=N]     (a trace directory on disk, packed or not, read as the
+//                                                 replay goes; default window: the streamed report's)
 // `cold` adds this machine's cold start and fresh-buffer terms (as calibrated here), to time their checks.
 // Records are taken by the replay in windows of N per rank (default model::kReplayWindow, the
 // streaming path); window=0 hands it each rank whole.
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "model/trace/matching.hpp"
@@ -38,25 +40,34 @@ mstep::model::LogGPSParams bench_params(std::uint32_t ranks) {
 // replay_bench --dir TRACE [window=N]: the replay of a trace directory read from disk a frame at a
 // time (reading included: the rank files' definitions first, then their events as the replay
 // needs them), as `mstep report` will read one.
-int from_dir(const char* dir, std::uint32_t window) {
+int from_dir(const char* dir, std::optional<std::uint32_t> asked_window) {
   using namespace mstep;
   const auto t0 = std::chrono::steady_clock::now();
-  const RunMeta meta = read_run_meta(dir);
-  if (!meta.present) {
-    std::fprintf(stderr, "replay_bench: %s: no meta.json\n", dir);
+  // Packed directories too: the locators of a pack's streams come from load_trace_dir.
+  TraceDir trace;
+  try {
+    trace = load_trace_dir(dir, std::nullopt, {}, /*metadata_only=*/true, /*with_steps=*/false);
+  } catch (const TraceError& e) {
+    std::fprintf(stderr, "replay_bench: %s\n", e.what());
     return 1;
   }
+  if (!trace.ok()) {
+    std::fprintf(stderr, "replay_bench: %s: %s\n", dir, trace.problems.front().c_str());
+    return 1;
+  }
+  const RunMeta& meta = trace.meta;
   std::vector<std::string> files;
   std::vector<RankTrace> metas;
-  metas.reserve(static_cast<std::size_t>(meta.ranks));
+  metas.reserve(trace.ranks.size());
   std::size_t total = 0;
-  for (int r = 0; r < meta.ranks; ++r) {
-    files.push_back(std::string(dir) + "/" + rank_file_name(r));
-    metas.push_back(read_rank_metadata(files.back()));
-    total += metas.back().events.size() + metas.back().events_on_disk;
+  for (auto& t : trace.ranks) {
+    files.push_back(t->path);
+    total += t->events.size() + t->events_on_disk;
+    metas.push_back(std::move(*t));
   }
   std::vector<const RankTrace*> ptrs;
   for (const auto& m : metas) ptrs.push_back(&m);
+  const std::uint32_t window = asked_window.value_or(model::streamed_window(metas.size()));
   const Timeline timeline(ptrs);
   const Matching none;
   const model::ReplayResult r = model::replay_loggps(model::ReplayInput{ptrs, none, timeline, window, files},
@@ -74,7 +85,7 @@ int from_dir(const char* dir, std::uint32_t window) {
 int main(int argc, char** argv) {
   using namespace mstep;
   if (argc > 2 && std::strcmp(argv[1], "--dir") == 0) {
-    std::uint32_t window = model::kReplayWindow;
+    std::optional<std::uint32_t> window;  // default: the streamed report's, model::streamed_window
     if (argc > 3 && std::strncmp(argv[3], "window=", 7) == 0)
       window = static_cast<std::uint32_t>(std::strtoul(argv[3] + 7, nullptr, 10));
     return from_dir(argv[2], window);
