@@ -19,6 +19,7 @@
 #include "model/trace/synthetic.hpp"
 #include "model/trace/timeline.hpp"
 #include "model/trace/trace_dir.hpp"
+#include "tools/allocator/large_pages.hpp"
 
 namespace {
 
@@ -84,6 +85,7 @@ int from_dir(const char* dir, std::optional<std::uint32_t> asked_window) {
 
 int main(int argc, char** argv) {
   using namespace mstep;
+  use_large_pages(argv);  // as `mstep report` runs
   if (argc > 2 && std::strcmp(argv[1], "--dir") == 0) {
     std::optional<std::uint32_t> window;  // default: the streamed report's, model::streamed_window
     if (argc > 3 && std::strncmp(argv[3], "window=", 7) == 0)

@@ -221,3 +221,27 @@ TEST_CASE("report --stream yes: the same sums as the whole report to the bit, an
                          n.get<std::string>().find("steps that end first") != std::string::npos;
   CHECK(noted);
 }
+
+// tools/allocator/large_pages.cpp: the commands that read traces run again with mimalloc's large
+// OS pages on (mimalloc says which options it runs with when MIMALLOC_VERBOSE is set), a user's
+// own MIMALLOC_LARGE_OS_PAGES is left to decide, and the commands that start MPI jobs keep the
+// environment they were given.
+TEST_CASE("the trace readers allocate on huge pages; a user's setting and the MPI commands are left alone") {
+  if (!HAVE_MIMALLOC) {
+    WARN("built without mimalloc: nothing to check");
+    return;
+  }
+  const fs::path dir = test_dir() / "ring";
+  REQUIRE(synth(dir, "ring", 2, 100).code == 0);
+  const Result on = run({kMstep, "stats", dir.string()}, {{"MIMALLOC_VERBOSE", "1"}});
+  REQUIRE(on.code == 0);
+  CHECK(on.err.find("option 'large_os_pages': 1") != std::string::npos);
+  const Result off = run({kMstep, "stats", dir.string()}, {{"MIMALLOC_VERBOSE", "1"}, {"MIMALLOC_LARGE_OS_PAGES", "0"}});
+  REQUIRE(off.code == 0);
+  CHECK(off.err.find("option 'large_os_pages': 0") != std::string::npos);
+  CHECK(off.err.find("option 'large_os_pages': 1") == std::string::npos);
+  // `mstep record` is not run again: its mpiexec and the application get the environment as it was.
+  const Result rec = run({kMstep, "record", "--help"}, {{"MIMALLOC_VERBOSE", "1"}});
+  CHECK(rec.code == 0);
+  CHECK(rec.err.find("option 'large_os_pages': 0") != std::string::npos);
+}

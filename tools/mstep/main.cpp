@@ -1,15 +1,25 @@
 // mstep: record an MPI run, and say where its time went.
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "format/codec.hpp"
+#include "tools/allocator/large_pages.hpp"
 #include "tools/mstep/commands.hpp"
 
 int main(int argc, char** argv) {
+  // The commands that read traces run on huge pages (tools/allocator/large_pages.cpp); those that
+  // start MPI jobs (record, calibrate, validate, sensitivity) keep the environment they were given.
+  if (argc > 1) {
+    constexpr std::string_view kReaders[] = {"report", "whatif", "advise", "export", "stats", "dump", "synth", "import"};
+    if (std::find(std::begin(kReaders), std::end(kReaders), std::string_view(argv[1])) != std::end(kReaders))
+      mstep::use_large_pages(argv);
+  }
   CLI::App app{"mstep: record MPI runs, count them, and model where their time goes", "mstep"};
   app.set_version_flag("--version", std::string("mstep ") + MSTEP_VERSION);
   app.require_subcommand(1);
