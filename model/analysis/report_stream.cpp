@@ -165,6 +165,7 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   };
   std::future<void> beside;
   if (beside_job) beside = std::async(std::launch::async, others);
+  else others();  // before the pass, whose M-steps and waits would be held through these replays
   if (params && params->loggps) {
     FunctionTimes per_function(rep.mpi);
     ReplayInput observed = measured;
@@ -193,7 +194,6 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   visitor.finish();
   StreamedSteps stepped = steps.finish();
   if (beside.valid()) beside.get();  // rethrows what the other job threw
-  else others();
   rep.messages = pass.messages;
   for (std::size_t i = 0; i < pass.unmatched.size() && i < kMaxUnmatchedShown; ++i)
     rep.problems.push_back(pass.unmatched[i].what);

@@ -61,13 +61,15 @@ namespace mstep::model {
 // The default window: 256 records per rank were fastest here (tests/bench/replay_bench.cpp).
 inline constexpr std::uint32_t kReplayWindow = 256;
 // The window of a replay that reads rank files (the streamed report, its timeline): it shrinks with
-// the ranks (any window gives the same times), about 16 MiB of records in all, 16 to kReplayWindow
-// a rank. The windows were most of a many-rank report's memory: 64 MiB of 16 384 ranks' 220 MiB
-// when they were given 64 MiB in all.
+// the ranks (any window gives the same times), about 4 MiB of records in all, 8 to kReplayWindow a
+// rank. The windows were most of a many-rank report's memory (64 MiB of 16 384 ranks' 220 MiB when
+// they were given 64 MiB in all), and smaller ones cost no time: replay_bench --dir, 16 384 ranks,
+// windows of 18 / 8 records 0.75-0.84 / 0.58 s and 131 / 115 MiB; 1024 ranks, 256 / 64 records
+// 0.19 / 0.18-0.19 s and 65 / 45 MiB (a ring of 2 M records; tests/bench/loggopsim_speed.sh).
 inline std::uint32_t streamed_window(std::size_t ranks) {
-  constexpr std::size_t kBytes = std::size_t{16} << 20;
+  constexpr std::size_t kBytes = std::size_t{4} << 20;
   return static_cast<std::uint32_t>(
-      std::clamp<std::size_t>(kBytes / (sizeof(Event) * std::max<std::size_t>(ranks, 1)), 16, kReplayWindow));
+      std::clamp<std::size_t>(kBytes / (sizeof(Event) * std::max<std::size_t>(ranks, 1)), 8, kReplayWindow));
 }
 
 // Told each call's predicted entry and exit (seconds on the common timeline, as finish_s before
