@@ -50,6 +50,27 @@ bool pread_all(int fd, std::uint64_t at, std::uint8_t* data, std::size_t size) {
   return true;
 }
 
+// Reads up to `size` bytes at `at`: fewer only where the file ends (-1 on an error). A regular
+// file's read comes back short only at its end, so a short one is not asked again (that would be
+// a second system call a rank file, to be told 0).
+std::int64_t pread_upto(int fd, std::uint64_t at, std::uint8_t* data, std::size_t size) {
+  for (;;) {
+    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    return n;
+  }
+}
+
+// The last block read on this thread, and whose (TraceFileReader::read_at): a frame header, its
+// payload and the frames after it mostly lie in one block, so that a small rank file costs one
+// read, not two a frame.
+struct Block {
+  std::uint64_t owner = 0, at = 0;
+  std::vector<std::uint8_t> bytes;
+};
+constexpr std::size_t kBlock = std::size_t{64} << 10;
+thread_local Block block;
+
 // Names each reader for the block cache of read_at: a reader made where a destroyed one was
 // must not take the other's bytes for its own.
 std::atomic<std::uint64_t> next_serial{1};
@@ -170,12 +191,23 @@ TraceFileReader::TraceFileReader(std::string path) : path_(std::move(path)), ser
   file_ = file_of(path_, base_, length);
   fd_.reset(::open(file_.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd_) throw TraceError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
-  struct stat st {};
-  if (::fstat(fd_.get(), &st) == 0) {
+  // The first block is read now: where the stream ends inside it (a small rank file; a rank of a
+  // pack), its size is known without asking the file system (at 16 384 ranks a report opens
+  // 80 000 rank streams, and a system call costs microseconds).
+  block.owner = 0;
+  block.bytes.resize(kBlock);
+  const std::int64_t got = pread_upto(fd_.get(), base_, block.bytes.data(), kBlock);
+  if (got >= 0 && (static_cast<std::uint64_t>(got) < kBlock || length <= kBlock)) {
     // A stream inside a pack file ends at its length, or where the file ends if that is sooner
     // (a cut pack file: the rank's stream is cut short, as a killed rank's file is).
+    file_bytes_ = std::min<std::uint64_t>(static_cast<std::uint64_t>(got), length);
+  } else if (struct stat st {}; got >= 0 && ::fstat(fd_.get(), &st) == 0) {
     const auto size = static_cast<std::uint64_t>(st.st_size);
     file_bytes_ = size > base_ ? std::min(size - base_, length) : 0;
+  }
+  if (got >= 0) {
+    block.bytes.resize(static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(got), file_bytes_)));
+    block.owner = serial_, block.at = 0;
   }
   // The header is small and bounded: read at most 256 bytes of it.
   std::vector<std::uint8_t> head(std::min<std::uint64_t>(file_bytes_, 256));
@@ -190,14 +222,6 @@ TraceFileReader::TraceFileReader(std::string path) : path_(std::move(path)), ser
 }
 
 bool TraceFileReader::read_at(std::uint64_t at, std::uint8_t* data, std::size_t size) const {
-  // The last block read on this thread, and whose: a frame header, its payload and the frames
-  // after it mostly lie in one block, so that a small rank file costs one read, not two a frame.
-  struct Block {
-    std::uint64_t owner = 0, at = 0;
-    std::vector<std::uint8_t> bytes;
-  };
-  constexpr std::size_t kBlock = std::size_t{64} << 10;
-  thread_local Block block;
   const auto cached = [&] {
     return block.owner == serial_ && at >= block.at && at + size <= block.at + block.bytes.size();
   };
