@@ -3,7 +3,7 @@
 // small per-rank buffers (windows, frames, channels), each touched once and kept: with 4 KiB pages
 // every page of them is a fault (16 384 ranks: 38 000 faults, a quarter of the report's time on
 // this project's VM, where a fault costs about 8 us); with 2 MiB pages a few hundred. README
-// ("Side by side with LogGOPSim") has the figures.
+// (Figures, "Stop 38") has the figures.
 //
 // mimalloc reads its options once, from the environment, before main() and before any static
 // initializer of the program (its first allocation already follows them), so the setting has to
