@@ -260,7 +260,6 @@ inline json read_meta(const fs::path& dir) {
   return parse_json(text.str());
 }
 
-// An environment in which mstep finds no default parameter file (for report and whatif).
 // A parameter file with LogGPS, MPM and linear sections, as mstep calibrate writes them: the
 // integration tests' machine (L = o = g = 0.2 us, rendezvous from 8256 B). Returns `file`.
 inline fs::path write_model_params(const fs::path& file) {
@@ -269,6 +268,8 @@ inline fs::path write_model_params(const fs::path& file) {
     "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
   return file;
 }
+
+// An environment in which mstep finds no default parameter file (for report and whatif).
 inline Env no_default_params(const fs::path& home) { return {{"HOME", home.string()}, {"MSTEP_PARAMS", ""}}; }
 
 // Nothing on stderr but, at most, the warning that the run's 8-byte round trip differs from the

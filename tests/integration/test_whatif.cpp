@@ -105,9 +105,7 @@ TEST_CASE("whatif: S=inf is LogGP, L x 1 changes nothing, bad edits fail in one 
 TEST_CASE("whatif --stream yes says what the in-memory what-if says, to the bit", "[whatif][stream]") {
   const fs::path dir = test_dir() / "trace";
   REQUIRE(run({kMstep, "synth", "-o", dir.string(), "--ranks", "6", "--events", "30000", "--pattern", "random"}).code == 0);
-  std::ofstream(dir / "params.json") << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
-    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
-    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}}})";
+  write_model_params(dir / "params.json");  // found there, as mstep whatif finds TRACE/params.json
   const Env env = no_default_params(test_dir());
   const json whole = mstep_json("whatif", dir, {"--scale", "L=3", "--set", "G=1ns/B", "--stream", "no"}, env);
   const json streamed = mstep_json("whatif", dir, {"--scale", "L=3", "--set", "G=1ns/B", "--stream", "yes"}, env);
