@@ -169,7 +169,7 @@ class PerfettoWriter final : public StreamVisitor {
     PerfettoWriter& w_;
   };
 
-  void predicted(const Prediction& predict) {
+  void predicted(const PredictedReplay& predict) {
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
       begin_event();
       fmt::format_to(std::back_inserter(buf_),
@@ -297,7 +297,7 @@ class PerfettoWriter final : public StreamVisitor {
 }  // namespace
 
 PerfettoSummary write_perfetto(std::span<const RankTrace* const> metas, std::span<const std::string> files,
-                               std::ostream& out, const SiteNamer& name_site, const Prediction& predict,
+                               std::ostream& out, const SiteNamer& name_site, const PredictedReplay& predict,
                                const TimeWindow& window) {
   const Timeline timeline(std::vector<const RankTrace*>(metas.begin(), metas.end()));
   PerfettoWriter writer(metas, timeline, out, name_site, window);

@@ -55,13 +55,13 @@ struct TimeWindow {
 using SiteNamer = std::function<std::string(const CallsiteDef&)>;
 // Runs a replay of the same trace with the given observer (model::observe_loggps): its calls
 // become a second track per rank ("LogGPS prediction", category "loggps").
-using Prediction = std::function<void(ReplayObserver&)>;
+using PredictedReplay = std::function<void(ReplayObserver&)>;
 
 // `metas[r]` (null: no trace of rank r) holds rank r's definitions and clock samples
 // (read_rank_metadata); its records are read from `files[r]`. The ranks must be single-threaded
 // and use no intercommunicator (model::can_stream).
 PerfettoSummary write_perfetto(std::span<const RankTrace* const> metas, std::span<const std::string> files,
-                               std::ostream& out, const SiteNamer& name_site, const Prediction& predict = {},
+                               std::ostream& out, const SiteNamer& name_site, const PredictedReplay& predict = {},
                                const TimeWindow& window = {});
 
 // The same for a trace held whole (load_trace_dir without metadata_only), for what one streaming

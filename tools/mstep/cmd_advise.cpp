@@ -31,7 +31,7 @@ namespace {
 using model::CollectiveAdvice;
 using model::CollectiveSite;
 
-struct Options {
+struct AdviseOptions {
   std::string dir, params, format = "text", pairs;
   NetworkOptions net;
 };
@@ -234,7 +234,7 @@ std::string span_line(const CollectiveSite& s, bool measured) {
 }
 
 void print_text(const TraceDir& trace, const Gathered& g, const std::vector<CollectiveAdvice>& advice,
-                const model::EditedParams& ed, const std::string& params_file, const Options& o) {
+                const model::EditedParams& ed, const std::string& params_file, const AdviseOptions& o) {
   const auto c = trace_completeness(trace, g.damaged);
   fmt::print("mstep advise: {} ({} ranks, {})\n", trace.path, trace.ranks.size(), c.complete ? "complete" : "incomplete");
   fmt::print("parameters: {}\n", params_file);
@@ -275,7 +275,7 @@ void print_text(const TraceDir& trace, const Gathered& g, const std::vector<Coll
 }
 
 nlohmann::json to_json(const TraceDir& trace, const Gathered& g, const std::vector<CollectiveAdvice>& advice,
-                       const model::EditedParams& ed, const std::string& params_file, const Options& o) {
+                       const model::EditedParams& ed, const std::string& params_file, const AdviseOptions& o) {
   nlohmann::json j;
   j["trace"] = trace.path;
   j["ranks"] = trace.ranks.size();
@@ -351,7 +351,7 @@ void print_csv(const TraceDir& trace, const Gathered& g, const std::vector<Colle
   }
 }
 
-void run(const Options& o) {
+void run_advise(const AdviseOptions& o) {
   const std::vector<model::Edit> edits = parse_edits(o.net);
   const std::string params_file = find_params(o.params, o.dir);
   if (params_file.empty())
@@ -400,7 +400,7 @@ void run(const Options& o) {
 }  // namespace
 
 void add_advise(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<AdviseOptions>();
   auto* cmd = app.add_subcommand(
       "advise", "Which barrier and broadcast algorithm each call site should use: every algorithm's predicted time");
   cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
@@ -417,7 +417,7 @@ void add_advise(CLI::App& app) {
               "100 times the latency)");
   cmd->callback([o, cmd] {
     collect_edits(*cmd, o->net);
-    run(*o);
+    run_advise(*o);
   });
 }
 

@@ -95,7 +95,7 @@ int run_command(const std::vector<std::string>& command, const fs::path& phase_f
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-void run(const CalibrateOptions& o) {
+void run_calibrate(const CalibrateOptions& o) {
   const std::string bench = find_benchmark();
   if (bench.empty()) fail(2, "cannot find mstep_calib next to this mstep (expected in the same directory)");
   std::error_code ec;
@@ -168,7 +168,7 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("launcher", o->launcher,
                   "Launcher line after --, e.g. -- mpiexec -n 8 -hosts a,b (default: $MSTEP_MPIEXEC, else " MSTEP_DEFAULT_MPIEXEC " -n 2)");
   cmd->footer("Examples:\n  mstep calibrate -o params.json\n  mstep calibrate -o params.json -- mpiexec -n 8 -hosts a,b");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o] { run_calibrate(*o); });
 }
 
 }  // namespace mstep::cli

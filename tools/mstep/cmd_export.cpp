@@ -122,7 +122,7 @@ int run_perfetto(const ExportOptions& o) {
     if (added) it->second = sym.describe(site);
     return it->second;
   };
-  model::Prediction predict;
+  model::PredictedReplay predict;
   if (params) predict = [&](model::ReplayObserver& observer) { model::observe_loggps(trace, *params, observer); };
   const auto [ranks, files] = model::stream_inputs(trace);
   const model::PerfettoSummary s = why.empty() ? model::write_perfetto(ranks, files, out, name_site, predict, *window)

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Options {
+struct SensitivityOptions {
   std::string dir = "mstep-sensitivity";
   std::string sweep;
   std::string params;
@@ -44,7 +44,7 @@ constexpr const char* kDelayVariables[] = {"MSTEP_DELAY_L", "MSTEP_DELAY_O", "MS
 
 // `mstep record -f -o DIR -- COMMAND` with `variable`=`value` (none for the baseline) and no other
 // delay setting; the program's output goes to DIR.out. Returns the run's actual time.
-double record_point(const Options& o, const fs::path& dir, const std::string& variable, const std::string& value) {
+double record_point(const SensitivityOptions& o, const fs::path& dir, const std::string& variable, const std::string& value) {
   const fs::path out = fs::path(dir.string() + ".out");
   std::vector<std::string> args{"/proc/self/exe", "record", "-f", "-o", dir.string(), "--"};
   args.insert(args.end(), o.command.begin(), o.command.end());
@@ -98,7 +98,7 @@ Measured measure(const std::vector<std::pair<fs::path, double>>& runs) {
 
 std::string ratio_text(double r) { return std::isfinite(r) ? fmt::format("{:.4f}", r) : "-"; }
 
-void run(const Options& o) {
+void run_sensitivity(const SensitivityOptions& o) {
   if (o.command.empty())
     fail(2, "sensitivity needs a command to run, e.g. mstep sensitivity --sweep L=0,5us,10us -- mpiexec.mpich -n 2 ./app");
   model::Sweep sweep;
@@ -210,7 +210,7 @@ void run(const Options& o) {
 }  // namespace
 
 void add_sensitivity(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<SensitivityOptions>();
   auto* cmd = app.add_subcommand(
       "sensitivity", "Run a program under a sweep of added L, o, g or G; measured slowdown beside each model's");
   cmd->add_option("--sweep", o->sweep, "PARAM=V1,V2,...: L, o or g with time units (L=0,5us,10us), G per byte (G=0,1ns/B)")
@@ -223,7 +223,7 @@ void add_sensitivity(CLI::App& app) {
   cmd->add_flag("-f,--force", o->force, "Replace the runs of an earlier sensitivity study in the directory");
   cmd->add_option("command", o->command, "The program after --, e.g. -- mpiexec.mpich -n 2 ./app");
   cmd->footer("Example:\n  mstep sensitivity --params params.json --sweep L=0,10us,50us --repeat 3 -- mpiexec.mpich -n 2 ./app");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o] { run_sensitivity(*o); });
 }
 
 }  // namespace mstep::cli

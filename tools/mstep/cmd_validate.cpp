@@ -423,7 +423,7 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
   std::ofstream(json_file) << j.dump(2) << "\n";
 }
 
-void run(const ValidateOptions& o) {
+void run_validate(const ValidateOptions& o) {
   Suite suite;
   try {
     suite = read_suite(o.suite.empty() ? default_suite() : o.suite);
@@ -540,7 +540,7 @@ void add_validate(CLI::App& app) {
   cmd->callback([o, repeat] {
     ValidateOptions opts = *o;
     if (opts.filter.quick && repeat->count() == 0) opts.repeat = 1;
-    run(opts);
+    run_validate(opts);
   });
 }
 

@@ -31,7 +31,7 @@ namespace {
 using model::Change;
 using model::WhatIfResult;
 
-struct Options {
+struct WhatifOptions {
   std::string dir, params, format = "text", stream = "auto", output;
   NetworkOptions net;
   unsigned jobs = std::thread::hardware_concurrency() > 1 ? 2 : 1;
@@ -125,7 +125,7 @@ void print_csv(const WhatIfResult& res) {
 std::string seconds_or_dash(double s) { return std::isfinite(s) ? fmt::format("{:.6f}", s) : "-"; }
 
 void print_text(const WhatIfResult& res, const model::EditedParams& ed, const std::vector<WhatIfHotspot>& hot,
-                const std::string& params_file, const Options& o) {
+                const std::string& params_file, const WhatifOptions& o) {
   fmt::print("mstep whatif: {} ({} ranks, {})\n", res.trace, res.ranks, res.complete ? "complete" : "incomplete");
   fmt::print("baseline: {}\n", params_file);
   if (!o.net.network.empty()) fmt::print("network: {}\n", o.net.network);
@@ -170,7 +170,7 @@ void print_text(const WhatIfResult& res, const model::EditedParams& ed, const st
 // The page, with the run's timeline and both LogGPS replays drawn below each rank.
 void write_html(const TraceDir& trace, const WhatIfResult& res, const model::EditedParams& ed,
                 const std::vector<WhatIfHotspot>& hot, const model::CalibrationParams& baseline,
-                const std::string& params_file, const Options& o) {
+                const std::string& params_file, const WhatifOptions& o) {
   WhatIfHtml page;
   page.result = &res;
   for (const Change& c : ed.changes) page.changes.push_back(model::describe(c));
@@ -209,7 +209,7 @@ void write_html(const TraceDir& trace, const WhatIfResult& res, const model::Edi
   emit_page(o.output, [&](std::ostream& out) { write_whatif_html(out, page); });
 }
 
-void run(const Options& o) {
+void run_whatif(const WhatifOptions& o) {
   if (!o.output.empty() && o.format != "html") fail(2, "-o/--output goes with --format html");
   if (!o.net.any())
     fail(2, "whatif: nothing to change: give --set NAME=VALUE, --scale NAME=FACTOR, --network FILE or --no-cold");
@@ -239,7 +239,7 @@ void run(const Options& o) {
 }  // namespace
 
 void add_whatif(CLI::App& app) {
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<WhatifOptions>();
   auto* cmd = app.add_subcommand("whatif", "Predicted run time on another network: edited parameters against the calibrated ones");
   cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
   add_network_options(*cmd, o->net);
@@ -261,7 +261,7 @@ void add_whatif(CLI::App& app) {
               "  mstep whatif run1 --network share/params/roda1999-mpi-cray-t3e.json");
   cmd->callback([o, cmd] {
     collect_edits(*cmd, o->net);
-    run(*o);
+    run_whatif(*o);
   });
 }
 

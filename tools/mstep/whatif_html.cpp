@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char *kBaseline = "#9aa5b1", *kWhatIf = "#4e79a7";
 
-std::string speedup_text(double s) { return std::isfinite(s) ? fmt::format("{:.3g}x", s) : "inf"; }
+std::string speedup_cell(double s) { return std::isfinite(s) ? fmt::format("{:.3g}x", s) : "inf"; }
 
 void models(std::string& out, const model::WhatIfResult& res) {
   auto it = std::back_inserter(out);
@@ -37,7 +37,7 @@ void models(std::string& out, const model::WhatIfResult& res) {
     }
     fmt::format_to(it, "<tr class=\"model\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><svg width=\"404\" height=\"16\">"
                        "{}<g transform=\"translate(0 8)\">{}</g></svg></td></tr>\n",
-                   html_escape(m.name), human_seconds(m.baseline_s), human_seconds(m.whatif_s), speedup_text(m.speedup),
+                   html_escape(m.name), human_seconds(m.baseline_s), human_seconds(m.whatif_s), speedup_cell(m.speedup),
                    bar(m.baseline_s, kBaseline), bar(m.whatif_s, kWhatIf));
   }
   fmt::format_to(it, "</table>\n<p class=\"legend\"><span style=\"background:{}\"></span>baseline <span "
@@ -53,7 +53,7 @@ void per_rank(std::string& out, const model::WhatIfResult& res) {
   for (std::size_t i = 0; i < res.per_rank.size() && i < 32; ++i) {
     const auto& r = res.per_rank[i];
     fmt::format_to(it, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", r.rank, human_seconds(r.actual_s),
-                   human_seconds(r.baseline_s), human_seconds(r.whatif_s), speedup_text(model::speedup(r.baseline_s, r.whatif_s)));
+                   human_seconds(r.baseline_s), human_seconds(r.whatif_s), speedup_cell(model::speedup(r.baseline_s, r.whatif_s)));
   }
   out += "</table>\n";
   if (res.per_rank.size() > 32)
