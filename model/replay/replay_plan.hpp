@@ -179,7 +179,7 @@ class Linker {
   // Records of rank r before this have their final links.
   std::uint32_t linked_end(std::uint32_t r, const RankWindow& w) const;
   // Stops waiting for rank r's oldest Irecv not known to be complete: it has no message (the
-  // replay calls this when the window has grown too far past it, see replay.cpp).
+  // replay calls this when the window has grown too far past it, see replay_engine_run.hpp).
   void give_up_oldest(std::uint32_t r, RankWindow& w);
 
   LiveMsg& msg(std::uint32_t id) { return msgs_[id]; }
