@@ -7,13 +7,12 @@
 namespace mstep {
 
 StepTracker::StepTracker(std::int32_t self_world_rank, std::int32_t world_size,
-                         std::uint64_t start_ticks)
+                         std::uint64_t start_ticks, std::size_t reserve_partners)
     : self_(self_world_rank),
       begin_(start_ticks),
       last_exit_(start_ticks) {
-  // Reserve what a few steps need so the hot path does not allocate while warming up; a step
-  // with more partners grows the vector once and its capacity is kept from then on.
-  partners_.reserve(static_cast<std::size_t>(std::clamp(world_size, 1, 64)));
+  // A step with more partners than reserved grows the vector once, and its capacity is kept.
+  partners_.reserve(std::clamp<std::size_t>(reserve_partners, 1, static_cast<std::size_t>(std::max(world_size, 1))));
   add_partner(self_);
 }
 

@@ -184,6 +184,15 @@ std::string file_of(const std::string& path, std::uint64_t& base, std::uint64_t&
   return path;
 }
 
+// The compressed bytes of the frame being read, needed only inside next(): one buffer a thread
+// serves every reader on it. A buffer a reader, with a reader kept for every rank of a run, held
+// each rank's largest compressed frame (10 MB of a 65 536-rank report's 334; a recorder's frame a
+// rank in a long run).
+FrameBytes& compressed_scratch() {
+  thread_local FrameBytes bytes;
+  return bytes;
+}
+
 }  // namespace
 
 TraceFileReader::TraceFileReader(std::string path) : path_(std::move(path)), serial_(next_serial++) {
@@ -277,6 +286,7 @@ bool TraceFileReader::next(Frame& frame) {
   if (ahead_at_ == pos_) std::memcpy(h, ahead_, sizeof h);
   else if (!read_at(pos_, h, sizeof h)) return fail(TraceEnd::Truncated, "read failed");
   const std::uint64_t body = pos_ + kFrameHeaderSize;
+  FrameBytes& compressed = compressed_scratch();
   if (get_u32(h) != kFrameMagic) return fail(TraceEnd::Corrupt, "bad frame magic");
   if (h[5] != 0) return fail(TraceEnd::Corrupt, fmt::format("frame header's reserved byte is {}, not 0", h[5]));
   const auto kind = h[4];
@@ -291,9 +301,9 @@ bool TraceFileReader::next(Frame& frame) {
       (skip_steps_ && kind == static_cast<std::uint8_t>(FrameKind::Steps))) {
     frame.payload.clear();  // its bytes are never read
   } else if (check_steps_ && kind == static_cast<std::uint8_t>(FrameKind::Steps)) {
-    compressed_.resize(csize);
-    if (!read_at(body, compressed_.data(), csize)) return fail(TraceEnd::Truncated, "read failed");
-    if (frame_known_whole(compressed_, raw)) {
+    compressed.resize(csize);
+    if (!read_at(body, compressed.data(), csize)) return fail(TraceEnd::Truncated, "read failed");
+    if (frame_known_whole(compressed, raw)) {
       frame.payload.clear();
       return accept(frame, kind, h, count, csize);
     }
@@ -304,16 +314,16 @@ bool TraceFileReader::next(Frame& frame) {
       // A frame that fits the window in one piece (every rank's, in a run of many small ranks):
       // one call, as for Events frames. The streaming API costs more to start than a small
       // frame costs to decompress.
-      const std::size_t got = ZSTD_decompressDCtx(sctx.get(), window.data(), window.size(), compressed_.data(), csize);
+      const std::size_t got = ZSTD_decompressDCtx(sctx.get(), window.data(), window.size(), compressed.data(), csize);
       if (ZSTD_isError(got) && ZSTD_getErrorCode(got) != ZSTD_error_dstSize_tooSmall)
         return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(got)));
       if (ZSTD_isError(got) || got != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
-      note_frame_whole(compressed_, raw);
+      note_frame_whole(compressed, raw);
       frame.payload.clear();
       return accept(frame, kind, h, count, csize);
     }
     ZSTD_DCtx_reset(sctx.get(), ZSTD_reset_session_only);
-    ZSTD_inBuffer in{compressed_.data(), csize, 0};
+    ZSTD_inBuffer in{compressed.data(), csize, 0};
     std::size_t produced = 0, left = 1;
     while (left != 0) {
       ZSTD_outBuffer out{window.data(), window.size(), 0};
@@ -324,17 +334,17 @@ bool TraceFileReader::next(Frame& frame) {
       if (left != 0 && in.pos == in.size && out.pos < out.size) return fail(TraceEnd::Corrupt, "zstd: frame cut short");
     }
     if (produced != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
-    note_frame_whole(compressed_, raw);
+    note_frame_whole(compressed, raw);
     frame.payload.clear();
   } else {
-    compressed_.resize(csize);
-    if (!read_at(body, compressed_.data(), csize)) return fail(TraceEnd::Truncated, "read failed");
+    compressed.resize(csize);
+    if (!read_at(body, compressed.data(), csize)) return fail(TraceEnd::Truncated, "read failed");
     frame.payload.resize(raw);
     // One decompression context per thread, shared by its readers: a reader per rank kept open
     // (the streaming replay) must not cost zstd's ~100 KiB each.
     thread_local const std::unique_ptr<ZSTD_DCtx_s, std::size_t (*)(ZSTD_DCtx_s*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
     const std::size_t got = ZSTD_decompressDCtx(dctx.get(), frame.payload.data(), raw,
-                                                compressed_.data(), csize);
+                                                compressed.data(), csize);
     if (ZSTD_isError(got)) return fail(TraceEnd::Corrupt, fmt::format("zstd: {}", ZSTD_getErrorName(got)));
     if (got != raw) return fail(TraceEnd::Corrupt, "decompressed size differs from its header");
   }

@@ -172,7 +172,6 @@ class TraceFileReader {
   bool skip_events_ = false, skip_steps_ = false, check_steps_ = false;
   TraceEnd end_ = TraceEnd::Unfinished;
   std::string problem_;
-  FrameBytes compressed_;
   std::uint8_t ahead_[kFrameHeaderSize] = {};  // the header peek_kind() read, at ahead_at_
   std::uint64_t ahead_at_ = std::uint64_t(-1);
 };

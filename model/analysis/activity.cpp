@@ -66,7 +66,8 @@ class ActivityMeter final : public StreamVisitor {
       if (!metas[r] || metas[r]->events.empty()) continue;
       Rank& rs = ranks_[r];
       rs.comms = RankComms(metas[r]->comms);
-      rs.tracker.emplace(static_cast<std::int32_t>(r), static_cast<std::int32_t>(P), metas[r]->events.front().t_enter);
+      rs.tracker.emplace(static_cast<std::int32_t>(r), static_cast<std::int32_t>(P), metas[r]->events.front().t_enter,
+                       /*reserve_partners=*/4);
     }
   }
 

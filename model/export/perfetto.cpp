@@ -66,7 +66,7 @@ class PerfettoWriter final : public StreamVisitor {
       }
       if (infer_steps && !metas[r]->events.empty())
         rs.tracker.emplace(static_cast<std::int32_t>(r), static_cast<std::int32_t>(metas.size()),
-                           metas[r]->events.front().t_enter);
+                           metas[r]->events.front().t_enter, /*reserve_partners=*/4);
       begin_event();
       fmt::format_to(std::back_inserter(buf_),
                      "{{\"ph\":\"M\",\"pid\":{0},\"name\":\"process_name\",\"args\":{{\"name\":\"rank {0}\"}}}},"

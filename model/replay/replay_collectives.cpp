@@ -20,11 +20,12 @@ struct Writer {
   std::uint32_t nsteps = 0;
 
   void send(std::uint32_t round, std::uint32_t x, std::uint32_t peer, std::uint64_t bytes) {
-    ops[nops++] = CollOp{round * n + x, peer, bytes, true};
+    ops[nops++] = CollOp{round * n + x, peer, bytes & kMaxOpBytes, true};
   }
   void recv(std::uint32_t round, std::uint32_t x, std::uint32_t peer, std::uint64_t bytes) {
-    ops[nops++] = CollOp{round * n + x, peer, bytes, false};
+    ops[nops++] = CollOp{round * n + x, peer, bytes & kMaxOpBytes, false};
   }
+  static constexpr std::uint64_t kMaxOpBytes = (std::uint64_t{1} << 63) - 1;  // CollOp::bytes' 63 bits
   // MPIC_Sendrecv: receive from `from` and send to `to` in one step (x = the sender's rank).
   void exchange(std::uint32_t round, std::uint32_t me, std::uint32_t from, std::uint64_t in_bytes,
                 std::uint32_t to, std::uint64_t out_bytes) {
