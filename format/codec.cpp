@@ -153,13 +153,14 @@ namespace {
 
 // One event of a frame, from the previous one. kChecked: every read checks its column's bounds;
 // otherwise the caller has made sure that the columns hold the worst case of one event.
+// `e` is a default Event, in its place in the output: a record built on the stack and copied there
+// was written twice (3.6% of the decoder's instructions, callgrind of a NetPIPE report).
 template <bool kChecked>
-Event decode_event(ByteReader& head, ByteReader& times, ByteReader& fields, const Event& prev,
-                   std::uint32_t& prev_request, std::size_t index, std::uint8_t flags_mask) {
+void decode_event(Event& e, ByteReader& head, ByteReader& times, ByteReader& fields, const Event& prev,
+                  std::uint32_t& prev_request, std::size_t index, std::uint8_t flags_mask) {
   const auto u8 = [](ByteReader& r) { return kChecked ? r.u8() : r.u8_unchecked(); };
   const auto varint = [](ByteReader& r) { return kChecked ? r.varint() : r.varint_unchecked(); };
   const auto zigzag = [](ByteReader& r) { return kChecked ? r.zigzag() : r.zigzag_unchecked(); };
-  Event e;
   const std::uint8_t op = u8(head);
   if (!op_valid(op)) [[unlikely]]
     throw TraceError(fmt::format("event {} has unknown operation code {}", index, op));
@@ -184,7 +185,6 @@ Event decode_event(ByteReader& head, ByteReader& times, ByteReader& fields, cons
     e.request = static_cast<std::uint32_t>(plus(prev_request, zigzag(fields)));
     prev_request = e.request;
   }
-  return e;
 }
 
 // The most one event takes of each column: 3 head bytes (the head column is exactly 3 a record,
@@ -203,10 +203,17 @@ void EventFrameDecoder::decode(std::vector<Event>& out, std::size_t limit) {
   const Event* prev = &prev_;
   std::uint32_t prev_request = prev_request_;
   for (std::size_t i = 0; i < take; ++i) {
-    out.push_back(times_.remaining() >= kMaxTimeBytes && fields_.remaining() >= kMaxFieldBytes
-                      ? decode_event<false>(head_, times_, fields_, *prev, prev_request, done_ + i, flags_mask_)
-                      : decode_event<true>(head_, times_, fields_, *prev, prev_request, done_ + i, flags_mask_));
-    prev = &out.back();
+    Event& e = out.emplace_back();
+    try {
+      if (times_.remaining() >= kMaxTimeBytes && fields_.remaining() >= kMaxFieldBytes)
+        decode_event<false>(e, head_, times_, fields_, *prev, prev_request, done_ + i, flags_mask_);
+      else
+        decode_event<true>(e, head_, times_, fields_, *prev, prev_request, done_ + i, flags_mask_);
+    } catch (...) {
+      out.pop_back();  // a damaged record is not handed out
+      throw;
+    }
+    prev = &e;
   }
   prev_ = *prev;
   prev_request_ = prev_request;

@@ -212,6 +212,22 @@ TEST_CASE("Steps frames of version 2 (no communicator named) still decode; a nam
   CHECK(steps.at(0).whole_comm == 0xfffe);
 }
 
+TEST_CASE("a record with an unknown operation is not handed out; the ones before it are", "[codec]") {
+  auto events = ping_pong_events(6);
+  events[3].op = static_cast<Op>(250);
+  std::vector<std::uint8_t> payload;
+  encode_events(events, payload);
+  std::vector<Event> back;
+  CHECK_THROWS_WITH(decode_events(payload, back), "event 3 has unknown operation code 250");
+  REQUIRE(back.size() == 3);
+  CHECK(std::equal(back.begin(), back.end(), events.begin()));
+  EventFrameDecoder d(payload);
+  std::vector<Event> parts;
+  d.decode(parts, 2);
+  CHECK_THROWS_AS(d.decode(parts, 2), TraceError);
+  CHECK(parts.size() == 3);
+}
+
 TEST_CASE("a corrupted count cannot make the decoder allocate or overrun", "[codec]") {
   std::vector<std::uint8_t> payload;
   ByteWriter w(payload);
