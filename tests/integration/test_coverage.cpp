@@ -255,7 +255,7 @@ TEST_CASE("coverage: neighbourhood collectives are one record per message, match
   REQUIRE(rep.at("models").at("LogGPS").at("predicted_s").is_number());
 }
 
-TEST_CASE("persistent collectives are recorded as the nonblocking collectives they start; Comm_idup_with_info as Comm_idup",
+TEST_CASE("persistent collectives are recorded as the nonblocking collectives they start, Comm_idup_with_info as Comm_idup",
           "[coverage]") {
   const fs::path dir = test_dir() / "trace";
   const int rounds = 3;

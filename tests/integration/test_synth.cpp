@@ -139,7 +139,7 @@ TEST_CASE("progress bars: on a terminal only, erased before the result") {
   CHECK(piped.err.empty());
 }
 
-TEST_CASE("mstep synth: an allreduce of 70 ranks names the world in each step; dump lists it whole") {
+TEST_CASE("mstep synth: an allreduce of 70 ranks names the world in each step, dump lists it whole") {
   // 70 ranks, 2000 records: per rank MPI_Init, MPI_Barrier, 25 Allreduce, MPI_Finalize (1960 in
   // all). Every step of a collective of the whole world (70 members, from 64 on) names
   // communicator 0 instead of listing 70 ranks (share/trace-format.md, Steps).
@@ -226,7 +226,7 @@ TEST_CASE("report --stream yes: the same sums as the whole report to the bit, an
 // OS pages on (mimalloc says which options it runs with when MIMALLOC_VERBOSE is set), a user's
 // own MIMALLOC_LARGE_OS_PAGES is left to decide, and the commands that start MPI jobs keep the
 // environment they were given.
-TEST_CASE("the trace readers allocate on huge pages; a user's setting and the MPI commands are left alone") {
+TEST_CASE("the trace readers allocate on huge pages, a user's setting and the MPI commands are left alone") {
   if (!HAVE_MIMALLOC) {
     WARN("built without mimalloc: nothing to check");
     return;

@@ -52,7 +52,7 @@ TEST_CASE("a return address gets one id, defined once", "[callsite]") {
   CHECK(r.take_new().empty());
 }
 
-TEST_CASE("ids are shared across threads; each thread caches its own", "[callsite]") {
+TEST_CASE("ids are shared across threads, each thread caches its own", "[callsite]") {
   CallsiteRegistry r;
   r.init(1);
   const auto main_id = site_a(r);

@@ -186,7 +186,7 @@ TEST_CASE("steps, communicators, call sites and clocks round-trip", "[codec]") {
   CHECK(clocks2 == clocks);
 }
 
-TEST_CASE("Steps frames of version 2 (no communicator named) still decode; a named id past 0xffff does not", "[codec]") {
+TEST_CASE("Steps frames of version 2 (no communicator named) still decode, a named id past 0xffff does not", "[codec]") {
   // Version 2's step, by hand: count 1; columns of 5, 4 and 3 bytes; index 1 (zigzag 2), begin
   // 100 (zigzag 200 = 0xc8 0x01), length 100 (0x64), compute 50, mpi 50; bytes 8 and 8, messages 1
   // and 1; two partners, 0 and 1 (zigzag 0 and 2).
@@ -212,7 +212,7 @@ TEST_CASE("Steps frames of version 2 (no communicator named) still decode; a nam
   CHECK(steps.at(0).whole_comm == 0xfffe);
 }
 
-TEST_CASE("a record with an unknown operation is not handed out; the ones before it are", "[codec]") {
+TEST_CASE("a record with an unknown operation is not handed out, and the ones before it are", "[codec]") {
   auto events = ping_pong_events(6);
   events[3].op = static_cast<Op>(250);
   std::vector<std::uint8_t> payload;

@@ -25,7 +25,7 @@ TEST_CASE("pack locators: a rank's stream inside a pack file, and what is a plai
     CHECK_FALSE(parse_pack_locator(plain, file, offset, length));
 }
 
-TEST_CASE("pack index: written and read back; every damage is one line", "[format]") {
+TEST_CASE("pack index: written and read back, every damage is one line", "[format]") {
   const fs::path dir = fs::temp_directory_path() / "mstep-unit-pack";
   fs::create_directories(dir);
   const std::string path = (dir / kPackIndexName).string();
@@ -82,7 +82,7 @@ TEST_CASE("pack files: two ranks' streams appended to one file read as their own
   fs::remove_all(dir);
 }
 
-TEST_CASE("meta.json's format version: 1 to 4 read; \"packed\" only from version 3", "[format]") {
+TEST_CASE("meta.json's format version: 1 to 4 read, packed only from version 3", "[format]") {
   // A one-rank trace, its meta.json rewritten with each version and with and without "packed".
   const fs::path dir = fs::temp_directory_path() / "mstep-unit-pack-meta";
   fs::remove_all(dir);

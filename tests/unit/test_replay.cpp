@@ -583,7 +583,7 @@ TEST_CASE("synthetic traces are valid and replay without deadlock", "[replay]") 
   }
 }
 
-TEST_CASE("the tool's flushes are dropped; a Test or Iprobe that found nothing keeps its time", "[replay]") {
+TEST_CASE("the tool's flushes are dropped, a Test or Iprobe that found nothing keeps its time", "[replay]") {
   Event probe = ev(Op::Iprobe, 12, 14, kAnySource);
   probe.flags = kIncomplete;
   const Run run({make_rank(0, 1, {ev(Op::Init, 0, 1), ev(Op::ToolFlush, 3, 8), probe, ev(Op::Finalize, 20, 21)})});

@@ -61,7 +61,7 @@ void check_rows(const std::vector<model::StepRow>& rows, int n) {
 
 }  // namespace
 
-TEST_CASE("step rows: a world of 64 is named, of 63 listed; whole and streamed alike", "[report][steps]") {
+TEST_CASE("step rows: a world of 64 is named, of 63 listed, whole and streamed alike", "[report][steps]") {
   for (const int n : {63, 64}) {
     INFO(n << " ranks");
     const fs::path dir = allreduce_trace(n);

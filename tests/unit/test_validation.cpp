@@ -103,7 +103,7 @@ TEST_CASE("Per-model summary: median and largest |error|, runs over 10%", "[vali
   CHECK(summarize_model(edge, "LogGPS", 2).over_10pct == 0);
 }
 
-TEST_CASE("Rank counts with a core a rank get their own summary; oversubscribed ones do not", "[validation]") {
+TEST_CASE("Rank counts with a core a rank get their own summary, oversubscribed ones do not", "[validation]") {
   const double n = kNaN;
   auto on = [](ValidationRow r, int cores) {
     r.cores = cores;
