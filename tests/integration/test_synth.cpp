@@ -148,6 +148,7 @@ TEST_CASE("mstep synth: an allreduce of 70 ranks names the world in each step, d
   const Result text = run({kMstep, "dump", dir.string(), "-r", "3"});
   REQUIRE(text.code == 0);
   CHECK_THAT(text.out, Catch::Contains("    69     1  {3} + all of communicator 0\n"));
+  CHECK_THAT(text.out, Catch::Contains("    0 world ranks {0..69}\n"));  // a range, not 70 numbers
   const Result r = run({kMstep, "dump", dir.string(), "-r", "3", "--format", "json"});
   REQUIRE(r.code == 0);
   const json j = parse_json(r.out);

@@ -1,4 +1,8 @@
 // mstep dump: the recorded events and M-steps themselves.
+#include <iterator>
+#include <span>
+#include <string>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -9,6 +13,22 @@
 
 namespace mstep::cli {
 namespace {
+
+// A list of ranks as the text dump writes it: each ascending run of three or more as "a..b", the
+// order kept (a world of a million ranks is "0..1048575", not 7 MB of numbers). JSON lists them all.
+std::string rank_list(std::span<const std::int32_t> ranks) {
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && static_cast<std::int64_t>(ranks[j + 1]) == static_cast<std::int64_t>(ranks[j]) + 1) ++j;
+    if (!out.empty()) out += ',';
+    if (j - i >= 2) fmt::format_to(std::back_inserter(out), "{}..{}", ranks[i], ranks[j]);
+    else if (j > i) fmt::format_to(std::back_inserter(out), "{},{}", ranks[i], ranks[j]);
+    else fmt::format_to(std::back_inserter(out), "{}", ranks[i]);
+    i = j + 1;
+  }
+  return out;
+}
 
 std::string flags_text(std::uint8_t f) {
   std::string s;
@@ -75,12 +95,12 @@ void print_rank(const RankTrace& t, int rank, Symbolizer& sym) {
     fmt::print("{:>5} {:>14.9f} {:>14.9f} {:>12.9f} {:>12.9f} {:>10} {:>10} {:>5} {:>5}  {{{}}}{}\n",
                s.index, static_cast<double>(s.begin - t0) * spt, static_cast<double>(s.end - t0) * spt,
                static_cast<double>(s.compute) * spt, static_cast<double>(s.mpi) * spt, s.bytes_in,
-               s.bytes_out, s.msgs_in, s.msgs_out, fmt::join(s.partners, ","),
+               s.bytes_out, s.msgs_in, s.msgs_out, rank_list(s.partners),
                s.whole_comm == kNoWholeComm ? std::string() : fmt::format(" + all of communicator {}", s.whole_comm));
   }
   fmt::print("\n# rank {} communicators\n", rank);
   for (const CommDef& c : t.comms)
-    fmt::print("{:>5} {}world ranks {{{}}}\n", c.id, c.inter ? "inter, remote " : "", fmt::join(c.world_ranks, ","));
+    fmt::print("{:>5} {}world ranks {{{}}}\n", c.id, c.inter ? "inter, remote " : "", rank_list(c.world_ranks));
   fmt::print("\n# rank {} call sites\n", rank);
   for (const CallsiteDef& c : t.callsites) fmt::print("{:>5} {}\n", c.id, sym.describe(c));
   fmt::print("\n");
