@@ -86,17 +86,19 @@ class CollectiveCounts {
  public:
   // The count for `comm`, made 0 if it had none.
   std::uint64_t& operator[](std::uint32_t comm) {
-    auto it = std::lower_bound(counts_.begin(), counts_.end(), comm, [](const auto& e, std::uint32_t c) { return e.first < c; });
+    auto it = std::lower_bound(counts_.begin(), counts_.end(), comm, before);
     if (it == counts_.end() || it->first != comm) it = counts_.insert(it, {comm, 0});
     return it->second;
   }
   std::uint64_t reached(std::uint32_t comm) const {
-    const auto it = std::lower_bound(counts_.begin(), counts_.end(), comm, [](const auto& e, std::uint32_t c) { return e.first < c; });
+    const auto it = std::lower_bound(counts_.begin(), counts_.end(), comm, before);
     return it == counts_.end() || it->first != comm ? 0 : it->second;
   }
 
  private:
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> counts_;
+  using Count = std::pair<std::uint32_t, std::uint64_t>;  // communicator, collectives
+  static bool before(const Count& c, std::uint32_t comm) { return c.first < comm; }
+  std::vector<Count> counts_;
 };
 
 struct Cursor {
