@@ -180,6 +180,7 @@ bool RankEventReader::read_here(std::vector<Event>& out) {
   // run cost most (throws TraceError as read_rank_trace does).
   if (!reader_) {
     reader_.emplace(path_);
+    std::string().swap(path_);  // the reader has it: a copy a rank is megabytes at scale
     // The Steps frames are checked too, though not used (their payloads not kept: a collective's
     // step lists every member): a damaged one ends the rank here as it does for read_rank_trace,
     // so that every reader of a file agrees on where it breaks off.

@@ -78,7 +78,7 @@ class RankEventReader {
  private:
   bool read_here(std::vector<Event>& out);  // read() on the calling thread
   void read_to_next_events();
-  std::string path_;
+  std::string path_;                       // until the first read() opens it
   std::optional<TraceFileReader> reader_;  // from the first read()
   Frame frame_;
   std::optional<EventFrameDecoder> decoder_;  // of frame_'s payload

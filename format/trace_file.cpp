@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <mutex>
+#include <unordered_map>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -64,8 +66,11 @@ std::int64_t pread_upto(int fd, std::uint64_t at, std::uint8_t* data, std::size_
 // The last block read on this thread, and whose (TraceFileReader::read_at): a frame header, its
 // payload and the frames after it mostly lie in one block, so that a small rank file costs one
 // read, not two a frame.
+// `owner` names the file (TraceFileReader::source_) and `at` is an offset in it: the ranks of a
+// pack file, read one after the other, find their streams in the block the rank before them read.
 struct Block {
   std::uint64_t owner = 0, at = 0;
+  bool to_end = false;  // the file ended inside it (a block a reader's constructor read)
   std::vector<std::uint8_t> bytes;
 };
 constexpr std::size_t kBlock = std::size_t{64} << 10;
@@ -75,7 +80,53 @@ thread_local Block block;
 // must not take the other's bytes for its own.
 std::atomic<std::uint64_t> next_serial{1};
 
+// Pack files with a descriptor open, shared by their readers. The open ones are few (a pack holds
+// thousands of ranks); past kMaxSharedFiles, readers close theirs between frames as rank files do.
+constexpr std::size_t kMaxSharedFiles = 256;
+std::atomic<std::size_t> shared_files_open{0};
+
 }  // namespace
+
+namespace detail {
+struct SharedFile {
+  SharedFile(int descriptor, std::uint64_t name) : fd(descriptor), serial(name) { ++shared_files_open; }
+  ~SharedFile() {
+    ::close(fd);
+    --shared_files_open;
+  }
+  SharedFile(const SharedFile&) = delete;
+  SharedFile& operator=(const SharedFile&) = delete;
+  int fd;
+  std::uint64_t serial;
+};
+}  // namespace detail
+
+namespace {
+
+using detail::SharedFile;
+
+// The pack files some reader holds open, by name: a reader of another rank of the same pack takes
+// the same descriptor. Entries whose readers are all gone are swept as the table grows.
+std::shared_ptr<const SharedFile> open_shared(const std::string& file) {
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::weak_ptr<const SharedFile>> files;
+  std::lock_guard lock(mutex);
+  auto& entry = files[file];
+  if (auto held = entry.lock()) return held;
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    files.erase(file);
+    return nullptr;
+  }
+  auto opened = std::make_shared<const SharedFile>(fd, next_serial++);
+  entry = opened;
+  if (files.size() > 2 * kMaxSharedFiles) std::erase_if(files, [](const auto& f) { return f.second.expired(); });
+  return opened;
+}
+
+}  // namespace
+
+std::shared_ptr<const void> keep_pack_open(const std::string& pack_file) { return open_shared(pack_file); }
 
 const char* trace_end_name(TraceEnd e) {
   switch (e) {
@@ -197,26 +248,38 @@ FrameBytes& compressed_scratch() {
 
 TraceFileReader::TraceFileReader(std::string path) : path_(std::move(path)), serial_(next_serial++) {
   std::uint64_t length = 0;
-  file_ = file_of(path_, base_, length);
-  fd_.reset(::open(file_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd_) throw TraceError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
+  const std::string file = file_of(path_, base_, length);
+  packed_ = length != std::numeric_limits<std::uint64_t>::max();
+  if (!(packed_ ? (shared_ = open_shared(file)) != nullptr : open_again()))
+    throw TraceError(fmt::format("{}: cannot open: {}", path_, std::strerror(errno)));
+  source_ = shared_ ? shared_->serial : serial_;
   // The first block is read now: where the stream ends inside it (a small rank file; a rank of a
   // pack), its size is known without asking the file system (at 16 384 ranks a report opens
-  // 80 000 rank streams, and a system call costs microseconds).
-  block.owner = 0;
-  block.bytes.resize(kBlock);
-  const std::int64_t got = pread_upto(fd_.get(), base_, block.bytes.data(), kBlock);
-  if (got >= 0 && (static_cast<std::uint64_t>(got) < kBlock || length <= kBlock)) {
+  // 80 000 rank streams, and a system call costs microseconds). A rank of a pack read after the
+  // rank before it usually finds its stream in the block that rank read.
+  const auto in_block = [&] {
+    if (block.owner != source_ || base_ < block.at || base_ > block.at + block.bytes.size()) return false;
+    const std::uint64_t have = block.at + block.bytes.size() - base_;
+    return block.to_end || have >= std::min<std::uint64_t>(length, kBlock);
+  };
+  if (!in_block()) {
+    block.owner = 0;
+    block.bytes.resize(kBlock);
+    const std::int64_t got = pread_upto(fd(), base_, block.bytes.data(), kBlock);
+    if (got >= 0) {
+      block.bytes.resize(static_cast<std::size_t>(got));
+      block.owner = source_, block.at = base_, block.to_end = static_cast<std::uint64_t>(got) < kBlock;
+    }
+  }
+  if (block.owner == source_) {
+    const std::uint64_t have = block.at + block.bytes.size() - base_;
     // A stream inside a pack file ends at its length, or where the file ends if that is sooner
     // (a cut pack file: the rank's stream is cut short, as a killed rank's file is).
-    file_bytes_ = std::min<std::uint64_t>(static_cast<std::uint64_t>(got), length);
-  } else if (struct stat st {}; got >= 0 && ::fstat(fd_.get(), &st) == 0) {
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    file_bytes_ = size > base_ ? std::min(size - base_, length) : 0;
-  }
-  if (got >= 0) {
-    block.bytes.resize(static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(got), file_bytes_)));
-    block.owner = serial_, block.at = 0;
+    if (have >= length || block.to_end) file_bytes_ = std::min(have, length);
+    else if (struct stat st {}; ::fstat(fd(), &st) == 0) {
+      const auto size = static_cast<std::uint64_t>(st.st_size);
+      file_bytes_ = size > base_ ? std::min(size - base_, length) : 0;
+    }
   }
   // The header is small and bounded: read at most 256 bytes of it.
   std::vector<std::uint8_t> head(std::min<std::uint64_t>(file_bytes_, 256));
@@ -230,31 +293,47 @@ TraceFileReader::TraceFileReader(std::string path) : path_(std::move(path)), ser
   }
 }
 
+int TraceFileReader::fd() const { return shared_ ? shared_->fd : own_fd_.get(); }
+
+// `at` is an offset in the rank's stream, which starts at base_ in the file.
 bool TraceFileReader::read_at(std::uint64_t at, std::uint8_t* data, std::size_t size) const {
+  const std::uint64_t from = base_ + at;
   const auto cached = [&] {
-    return block.owner == serial_ && at >= block.at && at + size <= block.at + block.bytes.size();
+    return block.owner == source_ && from >= block.at && from + size <= block.at + block.bytes.size() &&
+           at + size <= file_bytes_;
   };
   if (!cached() && size < kBlock && at < file_bytes_) {
     block.owner = 0;
     block.bytes.resize(std::min<std::uint64_t>(kBlock, file_bytes_ - at));
-    if (pread_all(fd_.get(), base_ + at, block.bytes.data(), block.bytes.size())) block.owner = serial_, block.at = at;
+    if (pread_all(fd(), from, block.bytes.data(), block.bytes.size()))
+      block.owner = source_, block.at = from, block.to_end = false;
   }
   if (cached()) {
-    std::memcpy(data, block.bytes.data() + (at - block.at), size);
+    std::memcpy(data, block.bytes.data() + (from - block.at), size);
     return true;
   }
-  return at + size <= file_bytes_ && pread_all(fd_.get(), base_ + at, data, size);
+  return at + size <= file_bytes_ && pread_all(fd(), from, data, size);
 }
 
 bool TraceFileReader::open_again() {
-  fd_.reset(::open(file_.c_str(), O_RDONLY | O_CLOEXEC));
-  return static_cast<bool>(fd_);
+  if (packed_) {
+    shared_ = open_shared(path_.substr(0, path_.rfind('@')));
+    if (shared_) source_ = shared_->serial;
+    return shared_ != nullptr;
+  }
+  own_fd_.reset(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  return static_cast<bool>(own_fd_);
+}
+
+void TraceFileReader::close_file() {
+  own_fd_.reset();
+  if (shared_files_open > kMaxSharedFiles) shared_.reset();
 }
 
 std::optional<std::uint8_t> TraceFileReader::peek_kind() {
   if (stopped_ || file_bytes_ - pos_ < kFrameHeaderSize) return std::nullopt;
   if (ahead_at_ != pos_) {
-    if ((!fd_ && !open_again()) || !read_at(pos_, ahead_, kFrameHeaderSize)) return std::nullopt;
+    if ((!is_open() && !open_again()) || !read_at(pos_, ahead_, kFrameHeaderSize)) return std::nullopt;
     ahead_at_ = pos_;
   }
   return ahead_[4];
@@ -271,7 +350,7 @@ bool TraceFileReader::fail(TraceEnd end, std::string what) {
 
 bool TraceFileReader::next(Frame& frame) {
   if (stopped_) return false;
-  if (!fd_ && !open_again())
+  if (!is_open() && !open_again())
     return fail(TraceEnd::Truncated, fmt::format("cannot open it again: {}", std::strerror(errno)));
   if (pos_ == file_bytes_) {
     stopped_ = true;

@@ -20,6 +20,9 @@ struct ZSTD_CCtx_s;
 struct ZSTD_DCtx_s;
 
 namespace mstep {
+namespace detail {
+struct SharedFile;  // format/trace_file.cpp
+}
 
 inline constexpr std::size_t kFrameHeaderSize = 20;
 // Larger frames are refused by the reader: a corrupted size must not allocate gigabytes.
@@ -130,8 +133,9 @@ class TraceFileReader {
   void check_step_payloads_only(bool check) { check_steps_ = check; }
   const std::string& problem() const { return problem_; }
   // Closes the file until the next call of next(), which opens it again where it was: a reader
-  // kept for every rank of a large run must not hold a descriptor each.
-  void close_file() { fd_.reset(); }
+  // kept for every rank of a large run must not hold a descriptor each. A rank inside a pack file
+  // keeps the pack's descriptor, which the readers of all its ranks share (while few packs are open).
+  void close_file();
   // The kind byte of the next frame's header, without moving past it; nullopt at the end, after a
   // failure, or when fewer than a header's bytes are left (next() then says what is wrong).
   std::optional<std::uint8_t> peek_kind();
@@ -153,16 +157,22 @@ class TraceFileReader {
    private:
     int fd_ = -1;
   };
+  // A pack file's descriptor is one for all the readers of its ranks (detail::SharedFile): a pack
+  // of 4096 ranks was opened and closed twice a rank, 262 000 system calls at 65 536 ranks.
+  int fd() const;
+  bool is_open() const { return static_cast<bool>(own_fd_) || shared_ != nullptr; }
   bool read_at(std::uint64_t at, std::uint8_t* data, std::size_t size) const;
   bool open_again();
   bool fail(TraceEnd end, std::string what);
   // Hands out the frame whose header is `h` and moves past it.
   bool accept(Frame& frame, std::uint8_t kind, const std::uint8_t* h, std::uint32_t count, std::uint32_t csize);
   std::string path_;  // as given: what messages name
-  std::string file_;  // the file to open (path_ without a pack locator's suffix)
+  bool packed_ = false;  // path_ is a pack locator: the file to open is path_ up to its '@'
   std::uint64_t base_ = 0;  // where this rank's stream starts in it
-  Descriptor fd_;
+  Descriptor own_fd_;                         // a rank file's
+  std::shared_ptr<const detail::SharedFile> shared_;  // a pack file's
   std::uint64_t serial_;  // this reader's name in read_at's block cache
+  std::uint64_t source_;  // the name of its file there: serial_, or the pack file's (shared by its ranks)
   FileHeader header_;
   std::uint64_t file_bytes_ = 0;
   std::uint64_t pos_ = 0;
@@ -175,6 +185,11 @@ class TraceFileReader {
   std::uint8_t ahead_[kFrameHeaderSize] = {};  // the header peek_kind() read, at ahead_at_
   std::uint64_t ahead_at_ = std::uint64_t(-1);
 };
+
+// Keeps a pack file's descriptor open while the handle lives: readers made one after the other for
+// its ranks (each read and dropped, as a trace directory's metadata is) then share it instead of
+// opening and closing the file each. Null when the file cannot be opened (the readers say why).
+std::shared_ptr<const void> keep_pack_open(const std::string& pack_file);
 
 // One rank's stream inside a pack file (share/trace-format.md): "PACK@OFFSET+LENGTH". Every
 // reader of a rank file takes such a name where it takes a path.

@@ -57,18 +57,19 @@ int from_dir(const char* dir, std::optional<std::uint32_t> asked_window) {
     return 1;
   }
   const RunMeta& meta = trace.meta;
+  // As `mstep report` holds them (model/analysis/report_stream.cpp): the directory's definitions,
+  // and each rank's file name beside them.
   std::vector<std::string> files;
-  std::vector<RankTrace> metas;
-  metas.reserve(trace.ranks.size());
+  std::vector<const RankTrace*> ptrs;
+  files.reserve(trace.ranks.size());
+  ptrs.reserve(trace.ranks.size());
   std::size_t total = 0;
-  for (auto& t : trace.ranks) {
+  for (const auto& t : trace.ranks) {
     files.push_back(t->path);
     total += t->events.size() + t->events_on_disk;
-    metas.push_back(std::move(*t));
+    ptrs.push_back(&*t);
   }
-  std::vector<const RankTrace*> ptrs;
-  for (const auto& m : metas) ptrs.push_back(&m);
-  const std::uint32_t window = asked_window.value_or(model::streamed_window(metas.size()));
+  const std::uint32_t window = asked_window.value_or(model::streamed_window(ptrs.size()));
   const Timeline timeline(ptrs);
   const Matching none;
   const model::ReplayResult r = model::replay_loggps(model::ReplayInput{ptrs, none, timeline, window, files},

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "format/pack_index.hpp"
 #include "format/rank_trace.hpp"
@@ -79,6 +80,71 @@ TEST_CASE("pack files: two ranks' streams appended to one file read as their own
   const RankTrace cut = read_rank_trace(located[1]);
   CHECK(cut.end == TraceEnd::Truncated);
   CHECK(cut.problem.rfind(located[1] + ": frame ", 0) == 0);
+  fs::remove_all(dir);
+}
+
+namespace {
+std::size_t open_descriptors() {
+  return static_cast<std::size_t>(std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator{}));
+}
+}  // namespace
+
+TEST_CASE("pack files: the readers of a pack's ranks share one descriptor, and read what is there now", "[format]") {
+  const fs::path dir = fs::temp_directory_path() / "mstep-unit-pack3";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string pack = (dir / pack_file_name(0)).string();
+  const auto write_pack = [&](int extra) {
+    fs::remove(pack);
+    std::vector<std::string> located;
+    for (int r = 0; r < 3; ++r) {
+      RankTrace t;
+      t.header.rank = r;
+      t.header.world_size = 3;
+      t.header.ticks_per_second = 1e9;
+      t.comms.push_back(CommDef{0, false, MemberList::identity(3)});
+      for (int i = 0; i < 3 + r + extra; ++i) {
+        Event e;
+        e.op = i == 0 ? Op::Init : Op::Barrier;
+        e.t_enter = 1000u * static_cast<unsigned>(i);
+        e.t_exit = e.t_enter + 10;
+        t.events.push_back(e);
+      }
+      t.event_thread.assign(t.events.size(), 0);
+      const PackEntry e = append_rank_to_pack(dir.string(), 0, t, 3);
+      located.push_back(pack_locator(pack, e.offset, e.length));
+    }
+    return located;
+  };
+  const std::vector<std::string> located = write_pack(0);
+  {
+    const std::size_t before = open_descriptors();
+    std::vector<std::unique_ptr<TraceFileReader>> readers;
+    for (const auto& l : located) readers.push_back(std::make_unique<TraceFileReader>(l));
+    CHECK(open_descriptors() == before + 1);  // three readers, one descriptor
+    for (auto& r : readers) r->close_file();  // a pack's descriptor is kept: reopening it a rank cost more than the rank
+    CHECK(open_descriptors() == before + 1);
+    for (std::size_t r = 0; r < 3; ++r) CHECK(readers[r]->header().rank == static_cast<std::int32_t>(r));
+    readers.clear();
+    CHECK(open_descriptors() == before);  // closed with its last reader
+    const auto held = keep_pack_open(pack);
+    REQUIRE(held != nullptr);
+    CHECK(open_descriptors() == before + 1);
+    for (std::size_t r = 0; r < 3; ++r) CHECK(read_rank_trace(located[r]).events.size() == 3 + r);
+    CHECK(open_descriptors() == before + 1);
+  }
+  // Written again with more events a rank, the same names: read afresh, not from a block read before.
+  const std::vector<std::string> again = write_pack(2);
+  for (std::size_t r = 0; r < 3; ++r) CHECK(read_rank_trace(again[r]).events.size() == 5 + r);
+  // Cut inside rank 1's stream: rank 0 whole, rank 1 cut short, rank 2 not there at all.
+  std::uint64_t off = 0, len = 0;
+  std::string file;
+  REQUIRE(parse_pack_locator(again[1], file, off, len));
+  fs::resize_file(pack, off + len / 2);
+  CHECK(read_rank_trace(again[0]).end == TraceEnd::Complete);
+  CHECK(read_rank_trace(again[1]).end == TraceEnd::Truncated);
+  CHECK_THROWS_WITH(read_rank_trace(again[2]), Catch::Matchers::StartsWith(again[2] + ": "));
+  CHECK_FALSE(keep_pack_open((dir / "none.msp").string()));
   fs::remove_all(dir);
 }
 
