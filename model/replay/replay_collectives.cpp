@@ -225,15 +225,13 @@ void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32
   switch (s.algo) {
     case CollAlgo::Unsupported:
     case CollAlgo::Nothing: break;
-    case CollAlgo::BarrierDissemination: {
-      std::uint32_t round = 0;
-      for (std::uint64_t mask = 1; mask < n; mask <<= 1, ++round) {
-        const auto d = static_cast<std::uint32_t>(mask);
-        const std::uint32_t src = (me + n - d) % n;
-        w.exchange(round, me, src, 0, (me + d) % n, 0);
+    case CollAlgo::BarrierDissemination:
+      for (std::uint32_t round = 0; round < barrier_dissemination_rounds(n); ++round) {
+        barrier_dissemination_step(n, me, round, w.ops + w.nops);
+        w.nops += 2;
+        w.step();
       }
       break;
-    }
     case CollAlgo::BcastBinomial: bcast_binomial(w, n, rel, s.root, m); break;
     case CollAlgo::BcastScatterRecDblAllgather: bcast_scatter_allgather(w, n, me, s.root, m, false); break;
     case CollAlgo::BcastScatterRingAllgather: bcast_scatter_allgather(w, n, me, s.root, m, true); break;

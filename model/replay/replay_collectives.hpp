@@ -147,6 +147,23 @@ std::uint32_t coll_max_ops(std::uint32_t n);
 void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32_t* step_end,
                   std::uint32_t& nops, std::uint32_t& nsteps);
 
+// The dissemination barrier's round `round` for member `me` of n: its two operations (the receive
+// from me - 2^round, then the send to me + 2^round, one step), as coll_program writes them. The
+// replay writes a barrier member's step as it starts it instead of keeping the member's program:
+// a world barrier of a million ranks is 40 operations a member, 640 MB in all.
+inline void barrier_dissemination_step(std::uint32_t n, std::uint32_t me, std::uint32_t round, CollOp* ops) {
+  const auto d = static_cast<std::uint32_t>(std::uint64_t{1} << round);
+  const std::uint32_t src = (me + n - d) % n;
+  ops[0] = CollOp{round * n + src, src, 0, false};
+  ops[1] = CollOp{round * n + me, (me + d) % n, 0, true};
+}
+// Its rounds: ceil(log2 n).
+inline std::uint32_t barrier_dissemination_rounds(std::uint32_t n) {
+  std::uint32_t rounds = 0;
+  for (std::uint64_t mask = 1; mask < n; mask <<= 1) ++rounds;
+  return rounds;
+}
+
 // "binomial tree", "recursive doubling", ...
 std::string_view coll_algo_name(CollAlgo a);
 

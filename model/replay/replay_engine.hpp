@@ -69,6 +69,7 @@ struct RankState {
   std::uint32_t me = 0;                  // its rank in the instance's communicator
   std::uint32_t step = 0, nsteps = 0, op = 0;
   bool step_open = false;
+  bool step_at_a_time = false;           // a dissemination barrier: prog holds the current step only
   double step_start = 0, step_end = 0;
   std::vector<CollOp> prog;
   std::vector<std::uint32_t> steps;
@@ -142,10 +143,15 @@ class Engine {
   double fresh(const LiveMsg& m, std::uint64_t k) const {
     return (m.machine & kFresh) ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
   }
-  double cold_send(const Slot& sl) const { return sl.cold ? cost_.cold().send : 0.0; }
-  double cold_recv(const Slot& sl) const { return sl.cold ? cost_.cold().recv : 0.0; }
-  double fresh(const Slot& sl, std::uint64_t k) const {
-    return sl.fresh ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
+  // A collective's slot i, whose instance's LiveInstance::machine is `machine` (null: none).
+  double cold_send(const std::uint8_t* machine, std::uint32_t i) const {
+    return machine && (machine[i] & kCold) ? cost_.cold().send : 0.0;
+  }
+  double cold_recv(const std::uint8_t* machine, std::uint32_t i) const {
+    return machine && (machine[i] & kCold) ? cost_.cold().recv : 0.0;
+  }
+  double fresh(const std::uint8_t* machine, std::uint32_t i, std::uint64_t k) const {
+    return machine && (machine[i] & kFresh) ? cost_.cold().fresh_per_byte * static_cast<double>(k) : 0.0;
   }
   // A machine term paid by rank s in the collective it is in.
   void charge(const RankState& s, double seconds) {

@@ -132,6 +132,7 @@ inline void Engine<Cost>::begin_collective(RankState& s, const Event& e, std::ui
     inst.rounds = coll_rounds(inst.shape);
     inst.residual = calibrated_residual(inst.shape);
     inst.slots.assign(static_cast<std::size_t>(inst.rounds) * inst.shape.n, Slot{});
+    if (cold_on_) inst.machine.assign(inst.slots.size(), 0);
     inst.arrival.assign(inst.shape.n, 0.0);
     inst.end.assign(inst.shape.n, 0.0);
     inst.event.assign(inst.shape.n, 0);
@@ -140,9 +141,22 @@ inline void Engine<Cost>::begin_collective(RankState& s, const Event& e, std::ui
   s.me = me;
   inst.arrival[me] = s.entry;
   inst.event[me] = event;
+  s.step = 0;
+  s.op = 0;
+  s.step_open = false;
+  s.end = s.entry;
+  s.mode = Mode::InColl;
+  // A barrier's steps are written as the member starts each (barrier_dissemination_step): at the
+  // end of a run every rank is in the world's barrier at once.
+  s.step_at_a_time = inst.shape.algo == CollAlgo::BarrierDissemination;
+  if (s.step_at_a_time) {
+    s.nsteps = barrier_dissemination_rounds(inst.shape.n);
+    if (s.prog.size() < 2) s.prog.resize(2);
+    return;
+  }
   // The program is written into one scratch buffer sized for the largest communicator, then
   // kept in the rank's own buffers at its exact size: a rank's buffers grow to the largest
-  // program it runs (log n for a barrier), never to n per rank for every rank (ranks squared).
+  // program it runs, never to n per rank for every rank (ranks squared).
   const std::uint32_t cap = coll_max_ops(std::max<std::uint32_t>(inst.shape.n, 1));
   if (scratch_ops_.size() < cap) scratch_ops_.resize(cap), scratch_steps_.resize(cap);
   std::uint32_t nops = 0;
@@ -151,30 +165,30 @@ inline void Engine<Cost>::begin_collective(RankState& s, const Event& e, std::ui
   if (s.steps.size() < s.nsteps) s.steps.resize(s.nsteps);
   std::copy_n(scratch_ops_.data(), nops, s.prog.data());
   std::copy_n(scratch_steps_.data(), s.nsteps, s.steps.data());
-  s.step = 0;
-  s.op = 0;
-  s.step_open = false;
-  s.end = s.entry;
-  s.mode = Mode::InColl;
 }
 
 template <class Cost>
 inline bool Engine<Cost>::run_collective(RankState& s) {
   LiveInstance& inst = linker_.instance(s.inst);
   Slot* slots = inst.slots.data();
+  std::uint8_t* machine = inst.machine.empty() ? nullptr : inst.machine.data();
   const std::int32_t* world = inst.members->data();
   const auto self = static_cast<std::size_t>(&s - states_.data());
   while (s.step < s.nsteps) {
-    const std::uint32_t b = s.step ? s.steps[s.step - 1] : 0, end = s.steps[s.step];
+    const std::uint32_t b = s.step_at_a_time ? 0 : s.step ? s.steps[s.step - 1] : 0;
+    const std::uint32_t end = s.step_at_a_time ? 2 : s.steps[s.step];
     if (!s.step_open) {  // post the receives, then issue the sends one after the other
+      if (s.step_at_a_time) barrier_dissemination_step(inst.shape.n, s.me, s.step, s.prog.data());
       s.step_start = s.end;
       double cpu = s.end;
       for (std::uint32_t i = b; i < end; ++i) {
         const CollOp& op = s.prog[i];
         if (op.send) continue;
         slots[op.slot].tr = s.step_start;
-        slots[op.slot].fresh = take_fresh(self, op.bytes);
-        if (slots[op.slot].fresh) charge(s, fresh(slots[op.slot], op.bytes));
+        if (machine && take_fresh(self, op.bytes)) {  // machine: the terms are on
+          machine[op.slot] |= kFresh;
+          charge(s, fresh(machine, op.slot, op.bytes));
+        }
         wake(world[op.peer]);
       }
       for (std::uint32_t i = b; i < end; ++i) {
@@ -183,9 +197,10 @@ inline bool Engine<Cost>::run_collective(RankState& s) {
         const double ts = std::max(cpu, s.last_ts + cost_.gap());
         s.last_ts = ts;
         slots[op.slot].ts = ts;
-        slots[op.slot].cold = take_cold(self, world[op.peer], op.bytes);
-        cpu = ts + cost_.send_cpu(op.bytes) + cold_send(slots[op.slot]);
-        if (slots[op.slot].cold) charge(s, cold_send(slots[op.slot]));
+        const bool cold = machine && take_cold(self, world[op.peer], op.bytes);
+        if (cold) machine[op.slot] |= kCold;
+        cpu = ts + cost_.send_cpu(op.bytes) + cold_send(machine, op.slot);
+        if (cold) charge(s, cold_send(machine, op.slot));
         wake(world[op.peer]);
       }
       s.step_end = cpu;
@@ -202,18 +217,18 @@ inline bool Engine<Cost>::run_collective(RankState& s) {
           if (!forced(s)) return block(s);
           continue;  // resolved as eager
         }
-        s.step_end = std::max(s.step_end, cost_.rndv_sender_done(op.bytes, sl.ts, sl.tr) + fresh(sl, op.bytes));
+        s.step_end = std::max(s.step_end, cost_.rndv_sender_done(op.bytes, sl.ts, sl.tr) + fresh(machine, op.slot, op.bytes));
       } else {
         double data;
         if (sl.ts == kUnknown) {
           if (!forced(s)) return block(s);
           data = cost_.eager_arrival(op.bytes, s.step_start);  // as if sent when posted
         } else {
-          data = (rv ? cost_.rndv_arrival(op.bytes, sl.ts, sl.tr) : cost_.eager_arrival(op.bytes, sl.ts) + cold_send(sl)) +
-                 fresh(sl, op.bytes);
+          data = (rv ? cost_.rndv_arrival(op.bytes, sl.ts, sl.tr) : cost_.eager_arrival(op.bytes, sl.ts) + cold_send(machine, op.slot)) +
+                 fresh(machine, op.slot, op.bytes);
         }
-        s.step_end = std::max(s.step_end, std::max(s.step_start, data) + cost_.recv_cpu(op.bytes) + cold_recv(sl));
-        if (sl.cold) charge(s, cold_recv(sl));
+        s.step_end = std::max(s.step_end, std::max(s.step_start, data) + cost_.recv_cpu(op.bytes) + cold_recv(machine, op.slot));
+        if (machine && (machine[op.slot] & kCold)) charge(s, cold_recv(machine, op.slot));
       }
     }
     s.end = s.step_end;

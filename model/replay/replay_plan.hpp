@@ -85,12 +85,12 @@ struct LiveMsg {
   bool matched() const { return src >= 0 && dst >= 0; }
 };
 
-// One message slot of a collective instance (model/replay/replay_collectives.hpp).
+// One message slot of a collective instance (model/replay/replay_collectives.hpp). Its machine
+// terms are beside it (LiveInstance::machine): two flags made the slot 24 bytes instead of 16, and
+// a world barrier of 65 536 ranks has a million slots.
 struct Slot {
   double ts = kUnknown;
   double tr = kUnknown;
-  bool cold = false;   // among the first messages of its pair (ColdStart)
-  bool fresh = false;  // a size its receiver has not received before (ColdStart)
 };
 
 // A matched message's predicted waits, for ReplayResult's per-message arrays.
@@ -112,6 +112,9 @@ struct LiveInstance {
   bool bad = false;               // inconsistent or missing definition, or a member without a trace
   double residual = 0;            // seconds each member pays beyond its program (ReplayInput::collective_times)
   std::vector<Slot> slots;      // one per message of the algorithm, while members run it
+  // Per slot, kCold (among the first messages of its pair) | kFresh (a size its receiver has not
+  // received before): ColdStart's terms; empty where they are off.
+  std::vector<std::uint8_t> machine;
   std::vector<double> arrival, end;
   std::vector<std::uint32_t> event;
   std::vector<std::uint32_t> waiting;  // ranks that entered it before every member's record was read

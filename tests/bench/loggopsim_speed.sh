@@ -14,7 +14,8 @@
 # Usage: LOGGOPSIM_SRC=DIR bash tests/bench/loggopsim_speed.sh BUILD_DIR
 # Environment: CASES ("64:ring 64:random 1024:ring 1024:random 16384:ring 16384:random"; a case
 # RANKS:PATTERN or RANKS:PATTERN:EVENTS), EVENTS (2000000), CPU (1: the core everything is pinned
-# to), KEEP (a folder for the traces). An alltoall record is n - 1 messages in GOAL (MPICH's
+# to), KEEP (a folder for the traces), PACK (N: traces written N ranks a pack file, `mstep synth
+# --pack N`, as runs of hundreds of thousands of ranks are; default a file per rank). An alltoall record is n - 1 messages in GOAL (MPICH's
 # algorithm decomposed): 64 ranks and 2 M records make a 13 GB text schedule, so give it fewer,
 # e.g. CASES="64:alltoall:100000".
 set -euo pipefail
@@ -65,7 +66,8 @@ for c in $cases; do
   IFS=: read -r ranks pattern case_events <<<"$c"
   case_events=${case_events:-$events}
   t="$work/t-$ranks-$pattern"
-  "$mstep" synth -f -o "$t" --ranks "$ranks" --events "$case_events" --pattern "$pattern" --seed 1 >/dev/null
+  "$mstep" synth -f -o "$t" --ranks "$ranks" --events "$case_events" --pattern "$pattern" --seed 1 \
+    ${PACK:+--pack "$PACK"} >/dev/null
   "$mstep" export "$t" --goal "$t.goal" --time-unit ps >/dev/null
   records=$("$mstep" stats "$t" --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['events'])")
   goal_ops=$(grep -cE '^ *l[0-9]+: (send|recv|calc)' "$t.goal" || true)

@@ -463,6 +463,38 @@ TEST_CASE("every decomposed message has exactly one sender and one receiver", "[
   }
 }
 
+TEST_CASE("a dissemination barrier's round, as the replay writes it when a member starts it", "[replay]") {
+  // n = 5, member 3, round 2: 2^2 = 4 away, so it hears from (3 - 4) mod 5 = 4 and tells (3 + 4) mod 5 = 2;
+  // slots are round * n + the sender's rank: 2 * 5 + 4 = 14 in, 2 * 5 + 3 = 13 out.
+  CollOp ops[2];
+  barrier_dissemination_step(5, 3, 2, ops);
+  CHECK((ops[0].send == 0 && ops[0].peer == 4 && ops[0].slot == 14 && ops[0].bytes == 0));
+  CHECK((ops[1].send == 1 && ops[1].peer == 2 && ops[1].slot == 13 && ops[1].bytes == 0));
+  CHECK(barrier_dissemination_rounds(1) == 0);
+  CHECK(barrier_dissemination_rounds(2) == 1);
+  CHECK(barrier_dissemination_rounds(5) == 3);
+  CHECK(barrier_dissemination_rounds(1u << 20) == 20);
+  CHECK(barrier_dissemination_rounds((1u << 20) + 1) == 21);
+  // The whole program of member 3 of 5 is those rounds, one step each.
+  CollShape shape = choose_collective(Op::Barrier, 5, 0, 0, CollectiveSubstitutes{});
+  REQUIRE(shape.algo == CollAlgo::BarrierDissemination);
+  std::vector<CollOp> prog(coll_max_ops(5));
+  std::vector<std::uint32_t> steps(coll_max_ops(5));
+  std::uint32_t nops = 0, nsteps = 0;
+  coll_program(shape, 3, prog.data(), steps.data(), nops, nsteps);
+  REQUIRE(nsteps == 3);
+  REQUIRE(nops == 6);
+  for (std::uint32_t r = 0; r < 3; ++r) {
+    barrier_dissemination_step(5, 3, r, ops);
+    CHECK(steps[r] == 2 * r + 2);
+    for (int i = 0; i < 2; ++i) {
+      CHECK(prog[2 * r + i].slot == ops[i].slot);
+      CHECK(prog[2 * r + i].peer == ops[i].peer);
+      CHECK(prog[2 * r + i].send == ops[i].send);
+    }
+  }
+}
+
 TEST_CASE("a synthetic ring at zero network cost replays to its computation-only critical path", "[replay]") {
   const int n = 5;
   const std::vector<RankTrace> traces = synthetic_trace(n, Pattern::Ring, 2000, 7);
