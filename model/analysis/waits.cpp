@@ -59,13 +59,9 @@ void WaitMeter::add(WaitKind kind, std::int32_t rank, const Event& call, double 
   const SiteKey key{rank, call.callsite, static_cast<std::uint16_t>((static_cast<unsigned>(kind) << 8) | static_cast<unsigned>(call.op))};
   Sum* found = sites_.find(key);
   Sum& s = found ? *found : sites_.insert(key, Sum{});
-  s.site.kind = kind;
-  s.site.rank = rank;
-  s.site.callsite = call.callsite;
-  s.site.op = call.op;
   s.wait.add(wait);
   s.predicted.add(predicted);
-  ++s.site.count;
+  ++s.count;
 }
 
 void WaitMeter::message(const Message& m, const Event& send, const Event& post, const Event& done,
@@ -131,10 +127,15 @@ std::vector<WaitSite> WaitMeter::sites() {
   open_calls_.clear();
   std::vector<WaitSite> out;
   out.reserve(sites_.size());
-  sites_.for_each([&](const SiteKey&, const Sum& s) {
-    out.push_back(s.site);
-    out.back().wait_s = s.wait.value();
-    out.back().predicted_wait_s = s.predicted.value();
+  sites_.for_each([&](const SiteKey& k, const Sum& s) {
+    WaitSite& site = out.emplace_back();
+    site.kind = static_cast<WaitKind>(k.kind_op >> 8);
+    site.rank = k.rank;
+    site.callsite = k.callsite;
+    site.op = static_cast<Op>(k.kind_op & 0xff);
+    site.wait_s = s.wait.value();
+    site.predicted_wait_s = s.predicted.value();
+    site.count = s.count;
   });
   // In the order of (kind, rank, call site, operation) first, so that sites of equal waits come out
   // in the same order whatever the hash map's.

@@ -78,8 +78,9 @@ class WaitMeter {
     }
   };
   // A site as it is summed: its waits exactly (ExactSeconds), whatever the order they come in.
+  // What it is (kind, rank, call site, operation) is its key's.
   struct Sum {
-    WaitSite site;
+    std::uint64_t count = 0;
     ExactSeconds wait, predicted;
   };
   FlatMap<SiteKey, Sum, SiteHash> sites_{64};
