@@ -128,6 +128,15 @@ std::shared_ptr<const SharedFile> open_shared(const std::string& file) {
 
 std::shared_ptr<const void> keep_pack_open(const std::string& pack_file) { return open_shared(pack_file); }
 
+void PackHolder::hold(const std::string& rank_name) {
+  std::string file;
+  std::uint64_t offset = 0, length = 0;
+  if (!parse_pack_locator(rank_name, file, offset, length)) return;
+  if (open_ && file == file_) return;
+  open_ = keep_pack_open(file);
+  file_ = std::move(file);
+}
+
 const char* trace_end_name(TraceEnd e) {
   switch (e) {
     case TraceEnd::Complete: return "complete";

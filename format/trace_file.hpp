@@ -191,6 +191,18 @@ class TraceFileReader {
 // opening and closing the file each. Null when the file cannot be opened (the readers say why).
 std::shared_ptr<const void> keep_pack_open(const std::string& pack_file);
 
+// For a loop that reads a trace's ranks one after the other: hold(name) before reading each keeps
+// the pack file of the rank named open (the one before it let go), so that a packed trace costs an
+// open a pack, not one a rank. Nothing for a rank file.
+class PackHolder {
+ public:
+  void hold(const std::string& rank_name);
+
+ private:
+  std::string file_;
+  std::shared_ptr<const void> open_;
+};
+
 // One rank's stream inside a pack file (share/trace-format.md): "PACK@OFFSET+LENGTH". Every
 // reader of a rank file takes such a name where it takes a path.
 std::string pack_locator(const std::string& pack_file, std::uint64_t offset, std::uint64_t length);

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <otf2/otf2.h>
 
+#include "format/trace_file.hpp"
 #include "model/trace/comm_ids.hpp"
 #include "model/trace/matching.hpp"
 #include "model/trace/rank_comms.hpp"
@@ -309,6 +310,7 @@ Otf2Summary write_otf2(std::span<const RankTrace* const> metas, std::span<const 
     locations.push_back(loc);
   };
   std::uint64_t next_id = P;
+  PackHolder pack;
   for (std::size_t r = 0; r < P; ++r) {
     if (metas[r] && metas[r]->several_threads) {
       // Threads: the rank's records whole (its file in memory, one rank at a time), by thread.
@@ -325,6 +327,7 @@ Otf2Summary write_otf2(std::span<const RankTrace* const> metas, std::span<const 
       continue;
     }
     write_location(r, 0, r, [&](RankWriter& w) {
+      pack.hold(files[r]);  // a packed trace's file opened once for its ranks
       RankEventReader reader(files[r]);
       while (chunk.clear(), reader.read(chunk))
         for (const Event& e : chunk) w.add(e);

@@ -164,19 +164,15 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank,
   std::vector<PackEntry> packs;
   if (d.meta.present && d.meta.ranks_per_pack > 0)
     packs = read_pack_index((dir / kPackIndexName).string(), static_cast<std::uint64_t>(ranks));
-  std::shared_ptr<const void> pack_open;  // the pack of the ranks being read, open for all of them
-  std::uint32_t pack_held = 0;
+  PackHolder pack;  // the pack of the ranks being read, open for all of them
   for (int r = 0; r < ranks; ++r) {
     if (only_rank && r != *only_rank) continue;
     if (on_rank) on_rank(static_cast<std::size_t>(r));
     const auto ur = static_cast<std::size_t>(r);
     const auto container = packs.empty() ? dir / rank_file_name(r) : dir / pack_file_name(packs[ur].pack);
-    if (!packs.empty() && (!pack_open || pack_held != packs[ur].pack)) {
-      pack_open = keep_pack_open(container.string());
-      pack_held = packs[ur].pack;
-    }
     const auto file = packs.empty() ? container.string()
                                     : pack_locator(container.string(), packs[ur].offset, packs[ur].length);
+    pack.hold(file);
     auto& state = d.states[ur];
     state = RankState::Unreadable;
     try {

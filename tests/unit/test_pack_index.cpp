@@ -133,6 +133,18 @@ TEST_CASE("pack files: the readers of a pack's ranks share one descriptor, and r
     for (std::size_t r = 0; r < 3; ++r) CHECK(read_rank_trace(located[r]).events.size() == 3 + r);
     CHECK(open_descriptors() == before + 1);
   }
+  {
+    // A loop over the ranks, each read and dropped: the holder keeps their pack open, once.
+    const std::size_t before = open_descriptors();
+    PackHolder holder;
+    for (std::size_t r = 0; r < 3; ++r) {
+      holder.hold(located[r]);
+      CHECK(read_rank_trace(located[r]).events.size() == 3 + r);
+      CHECK(open_descriptors() == before + 1);
+    }
+    holder.hold((dir / "rank-00000.mst").string());  // a rank file: nothing to hold, the pack kept
+    CHECK(open_descriptors() == before + 1);
+  }
   // Written again with more events a rank, the same names: read afresh, not from a block read before.
   const std::vector<std::string> again = write_pack(2);
   for (std::size_t r = 0; r < 3; ++r) CHECK(read_rank_trace(again[r]).events.size() == 5 + r);
