@@ -326,7 +326,8 @@ bool TraceFileReader::read_at(std::uint64_t at, std::uint8_t* data, std::size_t 
 
 bool TraceFileReader::open_again() {
   if (packed_) {
-    shared_ = open_shared(path_.substr(0, path_.rfind('@')));
+    std::uint64_t base = 0, length = 0;
+    shared_ = open_shared(file_of(path_, base, length));
     if (shared_) source_ = shared_->serial;
     return shared_ != nullptr;
   }

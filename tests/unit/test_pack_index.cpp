@@ -44,6 +44,26 @@ TEST_CASE("pack index: written and read back, every damage is one line", "[forma
   fs::remove_all(dir);
 }
 
+namespace {
+// Rank r of `world`: MPI_Init and then barriers, `events` records in all, 1000 ticks apart.
+RankTrace barrier_rank(int r, int world, int events) {
+  RankTrace t;
+  t.header.rank = r;
+  t.header.world_size = world;
+  t.header.ticks_per_second = 1e9;
+  t.comms.push_back(CommDef{0, false, MemberList::identity(static_cast<std::size_t>(world))});
+  for (int i = 0; i < events; ++i) {
+    Event e;
+    e.op = i == 0 ? Op::Init : Op::Barrier;
+    e.t_enter = 1000u * static_cast<unsigned>(i);
+    e.t_exit = e.t_enter + 10;
+    t.events.push_back(e);
+  }
+  t.event_thread.assign(t.events.size(), 0);
+  return t;
+}
+}  // namespace
+
 TEST_CASE("pack files: two ranks' streams appended to one file read as their own files", "[format]") {
   const fs::path dir = fs::temp_directory_path() / "mstep-unit-pack2";
   fs::create_directories(dir);
@@ -51,20 +71,7 @@ TEST_CASE("pack files: two ranks' streams appended to one file read as their own
   fs::remove(pack);
   std::vector<std::string> located;
   for (int r = 0; r < 2; ++r) {
-    RankTrace t;
-    t.header.rank = r;
-    t.header.world_size = 2;
-    t.header.ticks_per_second = 1e9;
-    t.comms.push_back(CommDef{0, false, MemberList::identity(2)});
-    for (int i = 0; i < 3 + r; ++i) {
-      Event e;
-      e.op = i == 0 ? Op::Init : Op::Barrier;
-      e.t_enter = 1000u * static_cast<unsigned>(i);
-      e.t_exit = e.t_enter + 10;
-      t.events.push_back(e);
-    }
-    t.event_thread.assign(t.events.size(), 0);
-    const PackEntry e = append_rank_to_pack(dir.string(), 0, t, 2);
+    const PackEntry e = append_rank_to_pack(dir.string(), 0, barrier_rank(r, 2, 3 + r), 2);
     CHECK(e.offset == (r == 0 ? 0 : fs::file_size(pack) - e.length));  // after rank 0's stream
     located.push_back(pack_locator(pack, e.offset, e.length));
   }
@@ -98,20 +105,7 @@ TEST_CASE("pack files: the readers of a pack's ranks share one descriptor, and r
     fs::remove(pack);
     std::vector<std::string> located;
     for (int r = 0; r < 3; ++r) {
-      RankTrace t;
-      t.header.rank = r;
-      t.header.world_size = 3;
-      t.header.ticks_per_second = 1e9;
-      t.comms.push_back(CommDef{0, false, MemberList::identity(3)});
-      for (int i = 0; i < 3 + r + extra; ++i) {
-        Event e;
-        e.op = i == 0 ? Op::Init : Op::Barrier;
-        e.t_enter = 1000u * static_cast<unsigned>(i);
-        e.t_exit = e.t_enter + 10;
-        t.events.push_back(e);
-      }
-      t.event_thread.assign(t.events.size(), 0);
-      const PackEntry e = append_rank_to_pack(dir.string(), 0, t, 3);
+      const PackEntry e = append_rank_to_pack(dir.string(), 0, barrier_rank(r, 3, 3 + r + extra), 3);
       located.push_back(pack_locator(pack, e.offset, e.length));
     }
     return located;

@@ -103,17 +103,19 @@ RankStats count(TraceDir& d, int rank) {
   return s;
 }
 
-nlohmann::json rank_json(const RankStats& r, std::map<std::string, std::uint64_t>& total_calls) {
+// The functions the JSON lists: called, and not libmstep's own trace flushes.
+bool listed(const OpRow& row) { return row.totals.calls != 0 && row.op != Op::ToolFlush; }
+
+nlohmann::json rank_json(const RankStats& r) {
   nlohmann::json calls = nlohmann::json::object(), sent = nlohmann::json::object(),
                  received = nlohmann::json::object(), seconds = nlohmann::json::object();
-  for (const auto& [op, o] : r.ops) {
-    if (o.calls == 0 || op == Op::ToolFlush) continue;
-    const std::string name = mpi_name(op);
-    calls[name] = o.calls;
-    sent[name] = o.send_bytes;
-    received[name] = o.recv_bytes;
-    seconds[name] = o.seconds;
-    total_calls[name] += o.calls;
+  for (const OpRow& row : r.ops) {
+    if (!listed(row)) continue;
+    const std::string name = mpi_name(row.op);
+    calls[name] = row.totals.calls;
+    sent[name] = row.totals.send_bytes;
+    received[name] = row.totals.recv_bytes;
+    seconds[name] = row.totals.seconds;
   }
   return {{"rank", r.rank}, {"calls", calls}, {"bytes_sent", sent},
           {"bytes_received", received}, {"time_s", seconds}, {"steps", r.steps},
@@ -131,7 +133,8 @@ void print_json(const TraceDir& d, const std::vector<RankStats>& ranks) {
   for (const RankStats& r : ranks) {
     events += r.events;
     bytes += r.trace_bytes;
-    rank_json(r, total_calls);  // the totals, before the rest is printed
+    for (const OpRow& row : r.ops)
+      if (listed(row)) total_calls[mpi_name(row.op)] += row.totals.calls;
   }
   nlohmann::json j;
   j["trace"] = d.path;
@@ -156,10 +159,9 @@ void print_json(const TraceDir& d, const std::vector<RankStats>& ranks) {
     std::fputs("[]", stdout);
   } else {
     std::fputs("[\n", stdout);
-    std::map<std::string, std::uint64_t> unused;
     std::string element;
     for (std::size_t i = 0; i < ranks.size(); ++i) {
-      element = rank_json(ranks[i], unused).dump(2);
+      element = rank_json(ranks[i]).dump(2);
       std::fputs(i ? ",\n    " : "    ", stdout);
       for (std::size_t from = 0; from < element.size();) {  // each line indented 4 more
         const std::size_t nl = std::min(element.find('\n', from), element.size() - 1);
