@@ -1,5 +1,6 @@
 #include "format/trace_file.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <zstd_errors.h>
 
 #include "format/checked_frames.hpp"
+#include "format/zstd_stored.hpp"
 
 namespace mstep {
 namespace {
@@ -167,7 +169,8 @@ TraceFileWriter::~TraceFileWriter() {
 
 void TraceFileWriter::prepare(std::size_t payload_bytes) {
   std::lock_guard lock(mutex_);
-  out_.assign(kFrameHeaderSize + ZSTD_compressBound(payload_bytes), 0);
+  out_.assign(kFrameHeaderSize + std::max(ZSTD_compressBound(payload_bytes), stored_frame_bound(payload_bytes)), 0);
+  if (stored_) return;
   const std::vector<std::uint8_t> dummy(payload_bytes, 0);
   ZSTD_compress2(cctx_.get(), out_.data() + kFrameHeaderSize, out_.size() - kFrameHeaderSize, dummy.data(), dummy.size());
 }
@@ -186,11 +189,17 @@ bool TraceFileWriter::try_write_frame(FrameKind kind, std::uint16_t thread, std:
 
 bool TraceFileWriter::write_locked(FrameKind kind, std::uint16_t thread, std::uint32_t count,
                                    std::span<const std::uint8_t> payload) {
-  const std::size_t bound = ZSTD_compressBound(payload.size());
-  out_.resize(kFrameHeaderSize + bound);
-  const std::size_t csize = ZSTD_compress2(cctx_.get(), out_.data() + kFrameHeaderSize, bound,
-                                           payload.data(), payload.size());
-  if (ZSTD_isError(csize)) return false;
+  // Grown, never shrunk: shrinking for a small definitions frame and growing back for the next
+  // events frame zero-filled the whole bound on every flush.
+  const std::size_t bound = stored_ ? stored_frame_bound(payload.size()) : ZSTD_compressBound(payload.size());
+  if (out_.size() < kFrameHeaderSize + bound) out_.resize(kFrameHeaderSize + bound);
+  std::size_t csize = 0;
+  if (stored_) {
+    csize = write_stored_frame(payload, out_.data() + kFrameHeaderSize);
+  } else {
+    csize = ZSTD_compress2(cctx_.get(), out_.data() + kFrameHeaderSize, bound, payload.data(), payload.size());
+    if (ZSTD_isError(csize)) return false;
+  }
   std::uint8_t* h = out_.data();
   put_u32(h, kFrameMagic);
   h[4] = static_cast<std::uint8_t>(kind);

@@ -48,6 +48,9 @@ class TraceFileWriter {
                        std::span<const std::uint8_t> payload);
   const std::string& path() const { return path_; }
   std::uint64_t bytes_written() const { return bytes_written_; }
+  // From now on, frames keep their payload uncompressed in a stored zstd frame
+  // (format/zstd_stored.hpp), for compressing after the run (format/trace_compact.hpp).
+  void store_uncompressed(bool on) { stored_ = on; }
   // Allocates and touches what compressing a payload of up to `payload_bytes` needs (the output
   // buffer, zstd's tables), writing nothing: the recorder calls it inside MPI_Init so that the
   // page faults of the first frame (milliseconds on some VMs) do not land in the application.
@@ -59,6 +62,7 @@ class TraceFileWriter {
   std::string path_;
   int fd_ = -1;
   int level_;
+  bool stored_ = false;
   std::mutex mutex_;
   std::unique_ptr<ZSTD_CCtx_s, std::size_t (*)(ZSTD_CCtx_s*)> cctx_;
   std::vector<std::uint8_t> out_;

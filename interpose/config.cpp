@@ -55,6 +55,17 @@ Config read_config() {
     else
       c.error = std::string("MSTEP_WRITER='") + v + "' is not auto, thread or inline";
   }
+  if (const char* v = std::getenv("MSTEP_COMPRESS")) {
+    if (std::strcmp(v, "auto") == 0)
+      c.compress = Config::Compress::Auto;
+    else if (std::strcmp(v, "now") == 0)
+      c.compress = Config::Compress::Now;
+    else if (std::strcmp(v, "later") == 0)
+      c.compress = Config::Compress::Later;
+    else
+      c.error = std::string("MSTEP_COMPRESS='") + v + "' is not auto, now or later";
+  }
+  if (const char* v = std::getenv("MSTEP_UNDER_RECORD")) c.under_record = std::strcmp(v, "1") == 0;
   return c;
 }
 

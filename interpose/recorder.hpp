@@ -152,6 +152,7 @@ class Recorder {
   bool multithreaded_ = false;
   bool finalized_ = false;
   bool threaded_writer_ = false;  // frames written by writer_thread_ (meta.json "writer")
+  bool compress_later_ = false;   // frames stored uncompressed (meta.json "compress": "later")
   int pid_ = 0;  // the process that records (a forked child does not flush at exit)
   std::atomic<bool> write_failed_{false};
   Config config_;

@@ -100,6 +100,11 @@ void Recorder::start(int thread_level) {
     writer_.reset();
     return;
   }
+  const bool writer_thread = use_writer_thread();
+  // Compressing later is worth it where compressing now would run on the application's thread.
+  compress_later_ = config_.compress == Config::Compress::Later ||
+                    (config_.compress == Config::Compress::Auto && !writer_thread && config_.under_record);
+  writer_->store_uncompressed(compress_later_);
   // The Init clock sample goes to disk now: a rank killed later (even by SIGKILL) still shares
   // the common timeline with the others.
   scratch_.clear();
@@ -113,7 +118,7 @@ void Recorder::start(int thread_level) {
   scratch_.assign(config_.buffer_bytes, 0);
   scratch_.clear();
   writer_->prepare(config_.buffer_bytes);
-  if (use_writer_thread()) threaded_writer_ = writer_thread_->start([this](Handoff& h) { write_handoff(h, false); });
+  if (writer_thread) threaded_writer_ = writer_thread_->start([this](Handoff& h) { write_handoff(h, false); });
   new_thread_buffer();
   if (rank_ == 0) write_meta(false);
   std::atexit(on_exit);
@@ -175,6 +180,7 @@ void Recorder::write_meta(bool complete, int write_failed_ranks) {
   info.delay = delay_json_;
   info.collectives = collectives_json_;
   info.writer = threaded_writer_ ? "thread" : "inline";
+  info.compress = compress_later_ ? "later" : "now";
   info.environment = mpi_environment();
   const std::string path = dir_ + "/" + kMetaFileName;
   if (!write_run_info(path, info))

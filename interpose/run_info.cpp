@@ -47,11 +47,12 @@ bool write_run_info(const std::string& path, const RunInfo& info) {
   const std::string text = fmt::format(
       "{{\n  \"format_version\": {},\n  \"ranks\": {},\n  \"command\": {},\n"
       "  \"mpi_library\": {},\n  \"hosts\": {},\n  \"clock\": {},\n  \"ticks_per_second\": {:.1f},\n"
-      "  \"stack_depth\": {},\n  \"writer\": {},\n  \"environment\": {{{}}},\n{}{}  \"complete\": {},\n"
+      "  \"stack_depth\": {},\n  \"writer\": {},\n  \"compress\": {},\n  \"environment\": {{{}}},\n{}{}  \"complete\": {},\n"
       "  \"write_failed_ranks\": {}\n}}\n",
       kTraceVersion, info.ranks, json_list(info.command), json_string(info.mpi_library),
       json_list(info.hosts), json_string(info.clock), info.ticks_per_second, info.stack_depth,
-      json_string(info.writer.empty() ? "inline" : info.writer), environment,
+      json_string(info.writer.empty() ? "inline" : info.writer),
+      json_string(info.compress.empty() ? "now" : info.compress), environment,
       info.delay.empty() ? std::string() : fmt::format("  \"delay\": {},\n", info.delay),
       info.collectives.empty() ? std::string() : fmt::format("  \"collectives\": {},\n", info.collectives),
       info.complete ? "true" : "false", info.write_failed_ranks);

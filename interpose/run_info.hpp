@@ -26,6 +26,7 @@ struct RunInfo {
   std::string delay;  // JSON object of the delay apparatus's settings; empty: none applied
   std::string collectives;  // JSON object of the substitute collectives; empty: MPICH's own
   std::string writer;       // "thread" or "inline": who wrote the frames (rank 0's)
+  std::string compress;     // "now" or "later": compressed as written, or after the run (rank 0's)
 };
 
 // Writes meta.json atomically (temporary file, then rename). Returns false on failure, with

@@ -189,6 +189,13 @@ inline std::vector<std::string> lines_of(const std::string& s) {
   return v;
 }
 
+// Whether a line of `text` holds both `a` and `b`.
+inline bool any_line_has(const std::string& text, const std::string& a, const std::string& b = "") {
+  for (const auto& l : lines_of(text))
+    if (l.find(a) != std::string::npos && l.find(b) != std::string::npos) return true;
+  return false;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Paths, per-test directories
 

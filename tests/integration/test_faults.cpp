@@ -24,12 +24,6 @@ struct SmallDisk {
   }
 };
 
-bool any_line_has(const std::string& text, const std::string& a, const std::string& b = "") {
-  for (const auto& l : lines_of(text))
-    if (l.find(a) != std::string::npos && l.find(b) != std::string::npos) return true;
-  return false;
-}
-
 }  // namespace
 
 // killed.c, 20000 rounds, no pause: 40 thousand calls per rank, some 200 KB of trace per rank.

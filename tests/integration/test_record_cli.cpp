@@ -146,3 +146,64 @@ TEST_CASE("record says once when a job goes on after its whole trace is written"
   CHECK(bad.err == "mstep: MSTEP_HUNG_AFTER='soon' is not a number of seconds above 0\n");
   CHECK_FALSE(fs::exists(base / "bad"));
 }
+
+// MSTEP_COMPRESS=later: frames written as stored zstd frames (a copy instead of compressing on the
+// application's thread), compressed by `mstep record` after the job or by `mstep compress`.
+TEST_CASE("frames compressed after the run: by record, or by mstep compress for a preloaded run", "[record][compress]") {
+  const fs::path base = test_dir();
+  SECTION("record compresses what the ranks stored, and says so") {
+    const fs::path dir = base / "later";
+    const Result r = record(dir, 2, {prog("p2p"), "3"}, {}, {"--compress", "later"});
+    CHECK(r.code == 0);
+    CHECK(any_line_has(r.err, "mstep: compressed ", " frames of 2 rank files: "));
+    CHECK(read_meta(dir).at("compress") == "later");
+    const Stats s = stats(dir);
+    check_complete(s, 2);
+    CHECK(s.j["per_rank"][0]["calls"].value("MPI_Send", 0) == 4);  // 3 pings + 1 probed
+    // Nothing is left stored.
+    const Result again = run({kMstep, "compress", dir.string()});
+    CHECK(again.code == 0);
+    CHECK(again.out == "nothing to compress in 2 rank files\n");
+  }
+  SECTION("auto: later where the frames are written on the ranks' own thread, under record") {
+    const fs::path dir = base / "auto";
+    const Result r = record(dir, 2, {prog("p2p"), "3"});
+    CHECK(r.code == 0);
+    const json meta = read_meta(dir);
+    CHECK(meta.at("compress") == (meta.at("writer") == "inline" ? "later" : "now"));
+    // The same run preloaded without record: nothing would compress afterwards, so now.
+    const fs::path pre = base / "auto-preloaded";
+    CHECK(plain(base, 2, {prog("p2p"), "3"}, {{"LD_PRELOAD", kLib}, {"MSTEP_DIR", pre.string()}}).code == 0);
+    CHECK(read_meta(pre).at("compress") == "now");
+  }
+  SECTION("a preloaded run with MSTEP_COMPRESS=later: readable as it is, then compressed") {
+    const fs::path dir = base / "preloaded";
+    const Result r = plain(base, 2, {prog("p2p"), "3"},
+                           {{"LD_PRELOAD", kLib}, {"MSTEP_DIR", dir.string()}, {"MSTEP_COMPRESS", "later"}});
+    CHECK(r.code == 0);
+    const auto stored_bytes = fs::file_size(dir / "rank-00000.mst");
+    const Stats before = stats(dir);
+    check_complete(before, 2);
+    const Result c = run({kMstep, "compress", dir.string()});
+    CHECK(c.code == 0);
+    CHECK_THAT(c.out, Catch::StartsWith("compressed ") && Catch::Contains(" frames of 2 rank files: "));
+    CHECK(fs::file_size(dir / "rank-00000.mst") < stored_bytes);
+    const Stats after = stats(dir);
+    check_complete(after, 2);
+    CHECK(after.j["per_rank"][0]["calls"] == before.j["per_rank"][0]["calls"]);
+    CHECK(after.j["per_rank"][1]["events"] == before.j["per_rank"][1]["events"]);
+  }
+  SECTION("bad input: a wrong setting, a directory that is not a trace") {
+    const Result r = run({kMstep, "record", "-o", (base / "c2").string(), "--compress", "soon", "--", "true"});
+    CHECK(r.code == 2);
+    CHECK(lines_of(r.err).size() == 1);
+    CHECK(r.err.find("--compress") != std::string::npos);
+    const Result missing = run({kMstep, "compress", (base / "no-such-trace").string()});
+    CHECK(missing.code == 2);
+    CHECK(missing.err == "mstep: " + (base / "no-such-trace").string() + ": no such trace directory\n");
+    fs::create_directories(base / "empty");
+    const Result empty = run({kMstep, "compress", (base / "empty").string()});
+    CHECK(empty.code == 1);
+    CHECK(empty.err == "mstep: " + (base / "empty").string() + ": no rank files (rank-*.mst)\n");
+  }
+}

@@ -32,6 +32,7 @@ struct RecordOptions {
   int depth = 0;
   std::string buffer;
   std::string writer;
+  std::string compress;
   std::vector<std::string> command;
 };
 
@@ -166,6 +167,8 @@ int run(const RecordOptions& o) {
   if (o.depth > 0) ::setenv("MSTEP_STACK_DEPTH", std::to_string(o.depth).c_str(), 1);
   if (!o.buffer.empty()) ::setenv("MSTEP_BUFFER", o.buffer.c_str(), 1);
   if (!o.writer.empty()) ::setenv("MSTEP_WRITER", o.writer.c_str(), 1);
+  if (!o.compress.empty()) ::setenv("MSTEP_COMPRESS", o.compress.c_str(), 1);
+  ::setenv("MSTEP_UNDER_RECORD", "1", 1);  // MSTEP_COMPRESS=auto may leave compression to this process
 
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -198,6 +201,15 @@ int run(const RecordOptions& o) {
                  o.dir.c_str());
     return failed;
   }
+  // Frames the ranks left uncompressed (MSTEP_COMPRESS): compressed now that the job is over.
+  try {
+    const CompressSummary s = compress_trace_dir(o.dir, zstd_level_setting(), default_jobs());
+    for (const auto& p : s.problems)
+      std::fprintf(stderr, "mstep: %s; that rank's frames stay uncompressed (readable as they are)\n", p.c_str());
+    if (s.frames > 0) std::fprintf(stderr, "mstep: %s\n", describe(s).c_str());
+  } catch (const TraceError& e) {
+    std::fprintf(stderr, "mstep: %s\n", e.what());
+  }
   return summarize(o.dir) ? code : failed;
 }
 
@@ -228,6 +240,10 @@ void add_record(CLI::App& app) {
                   "Who compresses and writes full buffers: a thread of libmstep's own, the application's "
                   "thread (inline), or auto: a thread where the node has a core to spare (MSTEP_WRITER)")
       ->check(CLI::IsMember({"auto", "thread", "inline"}));
+  cmd->add_option("--compress", o->compress,
+                  "When frames are compressed: now (as they are written), later (after the job, by this "
+                  "command), or auto: later where they are written on the application's thread (MSTEP_COMPRESS)")
+      ->check(CLI::IsMember({"auto", "now", "later"}));
   cmd->prefix_command();
   cmd->allow_extras();
   cmd->footer("Example: mstep record -o run1 -- mpiexec -n 4 ./my_app args");

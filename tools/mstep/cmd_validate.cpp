@@ -82,7 +82,7 @@ void prepare_dir(const ValidateOptions& o) {
   std::ofstream(dir / kMarker) << "written by mstep validate\n";
 }
 
-model::CalibrationParams read_params_or_fail(const std::string& file) {
+model::CalibrationParams read_suite_params_or_fail(const std::string& file) {
   try {
     return model::read_params(file);
   } catch (const model::ParamsError& e) {
@@ -466,7 +466,7 @@ void run_validate(const ValidateOptions& o) {
     x.params_file = o.tcp_params;
   }
   for (auto& x : xs)
-    if (!x.params_file.empty()) x.params = read_params_or_fail(x.params_file);
+    if (!x.params_file.empty()) x.params = read_suite_params_or_fail(x.params_file);
   prepare_dir(o);
   const double load = load_average();
   if (load > 0.5)

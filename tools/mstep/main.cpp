@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   mstep::cli::add_synth(app);
   mstep::cli::add_export(app);
   mstep::cli::add_import(app);
+  mstep::cli::add_compress(app);
   // `mstep record [options] -- command...`: CLI11 hands a prefix command's words over only when
   // they are not behind "--", so drop the "--" that ends record's own options (and only that one:
   // the command may have a "--" of its own).
@@ -52,7 +53,8 @@ int main(int argc, char** argv) {
       }
       if (it->empty() || (*it)[0] != '-') break;  // the command itself
       const bool takes_value =
-          *it == "-o" || *it == "--output" || *it == "--depth" || *it == "--buffer" || *it == "--writer";
+          *it == "-o" || *it == "--output" || *it == "--depth" || *it == "--buffer" || *it == "--writer" ||
+          *it == "--compress";
       if (takes_value && it + 1 != args.end()) ++it;
     }
   }
