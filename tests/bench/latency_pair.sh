@@ -5,6 +5,8 @@
 # VM's native latency moves by a factor of four between periods: only the paired differences of
 # one run compare.
 #   tests/bench/latency_pair.sh BUILD OLD_LIB NEW_LIB [ROUNDS]   (BUILD: for bench/pingpong)
+# OLD_ENV and NEW_ENV (space-separated VAR=VALUE) set for one side only, e.g. the same library twice:
+#   OLD_ENV=MSTEP_COMPRESS=now NEW_ENV=MSTEP_COMPRESS=later tests/bench/latency_pair.sh build L L 12
 set -euo pipefail
 if [ $# -lt 3 ]; then
   echo "usage: $0 BUILD_DIR OLD_LIBMSTEP NEW_LIBMSTEP [ROUNDS]" >&2
@@ -18,13 +20,17 @@ done
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 median_ns() { grep -o "median_ns=[0-9.]*" | cut -d= -f2; }
-run() {  # LIB (empty: native)
+run() {  # LIB [VAR=VALUE...] (LIB empty: native)
   rm -rf "$dir/t"
-  if [ -z "$1" ]; then mpiexec.mpich -n 2 "$pp" 8 40000 10 2000 | median_ns
-  else LD_PRELOAD=$1 MSTEP_DIR=$dir/t mpiexec.mpich -n 2 "$pp" 8 40000 10 2000 | median_ns; fi
+  local lib=$1
+  shift
+  if [ -z "$lib" ]; then mpiexec.mpich -n 2 "$pp" 8 40000 10 2000 | median_ns
+  else env "$@" LD_PRELOAD="$lib" MSTEP_DIR="$dir/t" mpiexec.mpich -n 2 "$pp" 8 40000 10 2000 | median_ns; fi
 }
+read -r -a old_env <<<"${OLD_ENV:-}"
+read -r -a new_env <<<"${NEW_ENV:-}"
 for r in $(seq "$rounds"); do
-  echo "$(run "") $(run "$old") $(run "$new")" | tee -a "$dir/rounds"
+  echo "$(run "") $(run "$old" "${old_env[@]}") $(run "$new" "${new_env[@]}")" | tee -a "$dir/rounds"
 done
 python3 - "$dir/rounds" <<'PY'
 import statistics, sys

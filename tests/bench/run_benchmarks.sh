@@ -47,7 +47,7 @@ done
 command -v "$mpiexec" >/dev/null || die "no $mpiexec"
 
 # Nothing preloaded or configured from the caller's environment: default settings only.
-unset LD_PRELOAD MSTEP_DIR MSTEP_ENABLE MSTEP_BUFFER MSTEP_STACK_DEPTH MSTEP_ZSTD_LEVEL MSTEP_CLOCK MSTEP_WRITER
+unset LD_PRELOAD MSTEP_DIR MSTEP_ENABLE MSTEP_BUFFER MSTEP_STACK_DEPTH MSTEP_ZSTD_LEVEL MSTEP_CLOCK MSTEP_WRITER MSTEP_COMPRESS
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/mstep-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -77,7 +77,9 @@ else
 fi
 
 # run [-n RANKS] NAME TRACE_DIR|- PROGRAM ARGS...: one job (2 ranks unless -n), its stdout in
-# $work/NAME.out. With a trace directory, libmstep.so is preloaded and writes there.
+# $work/NAME.out. With a trace directory, libmstep.so is preloaded and writes there as under
+# `mstep record` (MSTEP_UNDER_RECORD=1: frames written on the ranks' own thread are stored, not
+# compressed), and `mstep compress` then does what record does after the job.
 run() {
   local np=2
   if [[ $1 == -n ]]; then np=$2; shift 2; fi
@@ -86,12 +88,15 @@ run() {
   local -a envs=()
   if [[ $trace != - ]]; then
     rm -rf "$trace"
-    envs=(LD_PRELOAD="$lib" MSTEP_DIR="$trace")
+    envs=(LD_PRELOAD="$lib" MSTEP_DIR="$trace" MSTEP_UNDER_RECORD=1)
   fi
   if ! env "${envs[@]}" timeout "$run_timeout" "$mpiexec" -n "$np" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
     echo "run_benchmarks.sh: '$mpiexec -n $np $*' ${trace:+(trace $trace) }failed:" >&2
     tail -n 20 "$work/$name.err" >&2
     exit 1
+  fi
+  if [[ $trace != - ]] && ! "$mstep" compress "$trace" >"$work/$name.compress" 2>&1; then
+    die "mstep compress $trace failed: $(cat "$work/$name.compress")"
   fi
 }
 
@@ -182,15 +187,17 @@ fi
 echo "# call cost ($((SECONDS - start)) s): callcost ${cc_args[*]} (records batches), 1 rank, $cc_rounds rounds, alternating"
 : >"$work/cc_procnull" ; : >"$work/cc_pair" ; : >"$work/cc_self" ; : >"$work/cc_iprobe"
 # One rank leaves the other core free, so the default (MSTEP_WRITER=auto) runs libmstep's writer
-# thread there; the "inline" variant makes the application's thread do that work, as on a full node.
-: >"$work/cc_pair_inline"
+# thread there; the "inline" variant makes the application's thread do that work, as on a full node
+# (where `mstep record` leaves compression until after the job), "inline_now" compresses as well.
+: >"$work/cc_pair_inline" ; : >"$work/cc_pair_inline_now"
 for ((r = 1; r <= cc_rounds; ++r)); do
-  if ((r % 2)); then order=(plain traced inline); else order=(inline traced plain); fi
+  if ((r % 2)); then order=(plain traced inline inline_now); else order=(inline_now inline traced plain); fi
   for v in "${order[@]}"; do
     case $v in
       plain) run -n 1 "cc_$v" - "$benchdir/callcost" "${cc_args[@]}" ;;
       traced) run -n 1 "cc_$v" "$work/cc_trace" "$benchdir/callcost" "${cc_args[@]}" ;;
       inline) MSTEP_WRITER=inline run -n 1 "cc_$v" "$work/cc_trace" "$benchdir/callcost" "${cc_args[@]}" ;;
+      inline_now) MSTEP_WRITER=inline MSTEP_COMPRESS=now run -n 1 "cc_$v" "$work/cc_trace" "$benchdir/callcost" "${cc_args[@]}" ;;
     esac
   done
   for k in procnull pair self iprobe; do
@@ -202,13 +209,16 @@ for ((r = 1; r <= cc_rounds; ++r)); do
   a=$(field "$work/cc_inline.out" pair_ns)
   b=$(field "$work/cc_plain.out" pair_ns)
   awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f\n", (a - b) / 2 }' >>"$work/cc_pair_inline"
+  a=$(field "$work/cc_inline_now.out" pair_ns)
+  awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f\n", (a - b) / 2 }' >>"$work/cc_pair_inline_now"
 done
 rm -rf "$work/cc_trace"
 info record_cost_procnull_ns "$(median <"$work/cc_procnull")" "CPU ns added per MPI_Send to MPI_PROC_NULL (1 record), median of $cc_rounds"
 info record_cost_pair_ns "$(median <"$work/cc_pair")" "CPU ns added per record of Bsend+Recv to self (2 records, 1 M-step: a ping-pong rank's round trip), median of $cc_rounds"
 info record_cost_self_ns "$(median <"$work/cc_self")" "CPU ns added per record of Irecv/Send/Wait to self (3 records, real peer, M-steps), median of $cc_rounds"
 info record_cost_iprobe_ns "$(median <"$work/cc_iprobe")" "CPU ns added per MPI_Iprobe finding nothing, median of $cc_rounds"
-info record_cost_pair_inline_ns "$(median <"$work/cc_pair_inline")" "the same as record_cost_pair_ns with MSTEP_WRITER=inline (M-steps, encoding, zstd and write on the application's thread), median of $cc_rounds"
+info record_cost_pair_inline_ns "$(median <"$work/cc_pair_inline")" "the same as record_cost_pair_ns with MSTEP_WRITER=inline (M-step marks, encoding and a stored frame's write on the application's thread, as mstep record runs a full node), median of $cc_rounds"
+info record_cost_inline_zstd_ns "$(median <"$work/cc_pair_inline_now")" "the same with MSTEP_COMPRESS=now (zstd on the application's thread too), median of $cc_rounds"
 
 # ---- Trace size ----------------------------------------------------------------------------------
 # bytes_per_event NAME PROGRAM ARGS...: records the program and prints trace_bytes / events.
