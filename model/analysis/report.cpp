@@ -94,14 +94,16 @@ Report build_report(const TraceDir& trace, const CalibrationParams* params) {
     // LogGP and LogGPS pay the collectives' calibrated residuals (the linear baseline does not).
     ReplayInput measured = input;
     if (!params->collectives.empty()) measured.collective_times = &params->collectives;
-    const ReplayResult loggp = replay_loggps(measured, as_loggp(*params->loggps), cold);
     FunctionTimes per_function(rep.mpi);
     ReplayInput observed = measured;
     observed.observer = &per_function;
     const ReplayResult loggps = replay_loggps(observed, *params->loggps, cold);
     per_function.finish();
     rep.has_loggps_functions = true;
-    loggp_result = result("LogGP", rep.actual_s, loggp.predicted_s);
+    // LogGP is LogGPS with S infinite: the same replay where no message reached S.
+    const double loggp_s =
+        loggps.reached_S ? replay_loggps(measured, as_loggp(*params->loggps), cold).predicted_s : loggps.predicted_s;
+    loggp_result = result("LogGP", rep.actual_s, loggp_s);
     loggps_result = result("LogGPS", rep.actual_s, loggps.predicted_s);
     rep.loggps_rank_s = loggps.finish_s;
     rep.collective_algorithms = loggps.collective_algorithms;

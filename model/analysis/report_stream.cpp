@@ -153,24 +153,41 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
   // which take longer: those two then read their files ahead (where that pays, few ranks) on
   // what the job beside leaves of its core; LogGP and linear read their own.
   const bool beside_job = jobs > 1 && params && (params->loggps || params->linear);
+  // LogGP is LogGPS with S infinite: where no message reaches S the two replays take the same
+  // steps, so LogGP runs only once the LogGPS replay has seen one (the watch says so at once, or
+  // at its end); NetPIPE's 106 M records up to 4 KiB were replayed twice for one answer.
+  RendezvousWatch watch;
+  const auto replay_loggp = [&](bool beside) {
+    ReplayInput loggp_in = measured;
+    loggp_in.read_ahead = !beside;
+    loggp_s = {replay_loggps(loggp_in, as_loggp(*params->loggps), cold).predicted_s};
+  };
   auto others = [&] {
     // The LogGPS replay and then the pass are the run's length; these two finish seconds before
     // them. At a lower priority they leave the cores to that chain where threads outnumber cores
     // (NetPIPE's 53 M records, 2 cores: 10.3-12.4 s, median 10.6, against 10.9-12.1, median 11.2).
     if (beside_job) lower_thread_priority();
-    ReplayInput loggp_in = measured, linear_in = input;
-    loggp_in.read_ahead = linear_in.read_ahead = !beside_job;
-    if (params && params->loggps) loggp_s = {replay_loggps(loggp_in, as_loggp(*params->loggps), cold).predicted_s};
+    ReplayInput linear_in = input;
+    linear_in.read_ahead = !beside_job;
     if (params && params->linear) linear_s = {replay_linear(linear_in, params->linear->model, cold).predicted_s};
+    if (beside_job && params && params->loggps && watch.wait()) replay_loggp(true);
   };
   std::future<void> beside;
+  // Whatever this thread meets before its LogGPS replay tells the watch, the job beside is let go
+  // before the future's destructor waits for it.
+  struct LetGo {
+    RendezvousWatch& watch;
+    ~LetGo() { watch.finished(true); }
+  } let_go{watch};
   if (beside_job) beside = std::async(std::launch::async, others);
   else others();  // before the pass, whose M-steps and waits would be held through these replays
   if (params && params->loggps) {
     FunctionTimes per_function(rep.mpi);
     ReplayInput observed = measured;
     observed.observer = &per_function;
+    if (beside_job) observed.rendezvous_watch = &watch;
     ReplayResult loggps = replay_loggps(observed, *params->loggps, cold);
+    if (!beside_job && loggps.reached_S) replay_loggp(false);
     per_function.finish();
     rep.has_loggps_functions = true;
     loggps_s = {loggps.predicted_s};
@@ -235,6 +252,7 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
     rep.models.push_back(missing("BSPWB", "needs mpm.g and mpm.L"));
   }
   if (params && params->loggps) {
+    if (loggp_s.empty()) loggp_s = loggps_s;  // no message reached S: LogGP's replay is LogGPS's
     rep.models.push_back(result("LogGP", rep.actual_s, loggp_s.front()));
     rep.models.push_back(result("LogGPS", rep.actual_s, loggps_s.front()));
   } else {

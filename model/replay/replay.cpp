@@ -56,6 +56,7 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
   std::sort(out.collective_waits.begin(), out.collective_waits.end(), [](const auto& a, const auto& b) {
     return a.rank != b.rank ? a.rank < b.rank : a.event < b.event;
   });
+  out.reached_S = engine.reached_rendezvous();
   engine.uses_.describe(out);
   if (out.recorded_calls)
     out.notes.push_back(fmt::format("{} records kept their recorded duration (partner missing or unmatched, "
@@ -91,7 +92,17 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
 }  // namespace
 
 ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const ColdStart& cold) {
-  ReplayResult r = replay(in, LogGPSCost{LogGPS{p}, cold});
+  // A thread waiting on the watch must be let go whatever happens here: after an error it runs
+  // its own replay (and meets the error itself).
+  struct Release {
+    RendezvousWatch* watch;
+    bool reached = true;
+    ~Release() {
+      if (watch) watch->finished(reached);
+    }
+  } release{in.rendezvous_watch};
+  ReplayResult r = replay(in, LogGPSCost{LogGPS{p}, cold, in.rendezvous_watch});
+  release.reached = r.reached_S;
   detail::note_machine_terms(cold, r);
   if (p.S != kInfiniteBytes && p.rendezvous_model == RendezvousModel::Delivered)
     r.notes.push_back(fmt::format(
@@ -100,6 +111,24 @@ ReplayResult replay_loggps(const ReplayInput& in, const LogGPSParams& p, const C
         "inside MPI{}",
         p.S, p.H * 1e6, p.rendezvous_push ? " (the data, too, leaves only with its sender inside MPI)" : ""));
   return r;
+}
+
+void RendezvousWatch::reached() {
+  std::lock_guard lock(mutex_);
+  if (state_ == State::Running) state_ = State::Reached;
+  changed_.notify_all();
+}
+
+void RendezvousWatch::finished(bool reached) {
+  std::lock_guard lock(mutex_);
+  if (state_ == State::Running) state_ = reached ? State::Reached : State::None;
+  changed_.notify_all();
+}
+
+bool RendezvousWatch::wait() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return state_ != State::Running; });
+  return state_ == State::Reached;
 }
 
 ReplayResult replay_linear(const ReplayInput& in, const TwoRegimeLinearModel& model, const ColdStart& cold) {

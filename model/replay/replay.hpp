@@ -42,7 +42,9 @@
 #pragma once
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -81,6 +83,20 @@ class ReplayObserver {
   virtual void call(std::int32_t rank, Op op, double entry_s, double exit_s) = 0;
 };
 
+// Tells a thread that waits for it whether a LogGPS replay charged any message of S bytes or more
+// (ReplayResult::reached_S): as soon as one does, or when the replay ends without one. Until then
+// the LogGP replay of the same input is not needed: where no message reaches S it is the same.
+class RendezvousWatch {
+ public:
+  void reached();                // a message reached S
+  void finished(bool reached);   // the replay ended (also after an error: reached = true)
+  bool wait();                   // blocks until either; true if a message reached S
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  enum class State { Running, Reached, None } state_ = State::Running;
+};
+
 struct ReplayInput {
   std::span<const RankTrace* const> ranks;  // index = world rank; null where unreadable
   const Matching& matching;                 // match_messages() of the same ranks
@@ -106,6 +122,7 @@ struct ReplayInput {
   // Rank files read ahead on threads of their own where read_ahead_pays() (false: on the
   // replay's; a caller that runs replays side by side keeps the cores for the longest one).
   bool read_ahead = true;
+  RendezvousWatch* rendezvous_watch = nullptr;  // LogGPS replay only: told when a message reaches S
 };
 
 // The predicted time one collective call spent waiting for the last member to arrive.
@@ -145,6 +162,9 @@ struct ReplayResult {
   // record (recv), a fresh buffer to the receive-completing record; in a collective, to the
   // collective record of the rank that paid it.
   std::vector<MachineCharge> machine_charges;
+  // LogGPS: whether any message charged had S bytes or more. When none had, the replay of the same
+  // input with S infinite (LogGP, as_loggp) predicts exactly the same: callers skip it.
+  bool reached_S = false;
 };
 
 // LogGPS; LogGP is LogGPS with p.S = kInfiniteBytes (see as_loggp). MPI_Ssend stays synchronous.

@@ -9,13 +9,27 @@
 #include "model/params/cold_start.hpp"
 #include "model/cost/linear.hpp"
 #include "model/cost/loggps.hpp"
+#include "model/replay/replay.hpp"
 
 namespace mstep::model::detail {
 
 struct LogGPSCost {
   LogGPS m;
   ColdStart cold_start;
+  RendezvousWatch* watch = nullptr;  // told when a message first reaches S (ReplayInput)
+  // Whether any message this replay charged reached S. Every size the engine asks about passes
+  // through one of the functions below, so while this stays false the replay took every branch
+  // the same replay with S infinite (LogGP) would have: the two predictions are equal.
+  mutable bool reached_S = false;
   const ColdStart& cold() const { return cold_start; }
+  void saw(std::uint64_t k) const {
+    if (k >= m.p.S && !reached_S) [[unlikely]]
+      first_reach();
+  }
+  [[gnu::cold, gnu::noinline]] void first_reach() const {
+    reached_S = true;
+    if (watch) watch->reached();
+  }
   static constexpr bool kSynchronousSends = true;  // MPI_Ssend waits for its receive whatever S is
   // A receiver answers a request-to-send only inside MPI (measured, MODELS.md has no progress).
   bool progress_in_mpi() const { return m.p.rendezvous_model == RendezvousModel::Delivered; }
@@ -23,13 +37,16 @@ struct LogGPSCost {
   // When the clear-to-send is back at the sender: the data may leave.
   double cts_back(double ts, double tr) const { return ts + m.T4(ts, tr) + m.T5(); }
   double gap() const { return m.p.g; }
-  bool rendezvous(std::uint64_t k) const { return m.rendezvous(k); }
-  double send_cpu(std::uint64_t k) const { return m.T1(k); }
-  double recv_cpu(std::uint64_t k) const { return m.T3(k); }
-  double eager_arrival(std::uint64_t k, double ts) const { return ts + m.T1(k) + m.T2(k); }
+  bool rendezvous(std::uint64_t k) const { return saw(k), m.rendezvous(k); }
+  double send_cpu(std::uint64_t k) const { return saw(k), m.T1(k); }
+  double recv_cpu(std::uint64_t k) const { return saw(k), m.T3(k); }
+  double eager_arrival(std::uint64_t k, double ts) const { return saw(k), ts + m.T1(k) + m.T2(k); }
   double rts_arrival(double ts) const { return ts + m.p.o + m.p.L; }
-  double rndv_sender_done(std::uint64_t k, double ts, double tr) const { return ts + m.synchronous_send_time(k, ts, tr); }
-  double rndv_arrival(std::uint64_t k, double ts, double tr) const { return ts + m.synchronous_arrival(k, ts, tr); }
+  double rndv_sender_done(std::uint64_t k, double ts, double tr) const {
+    return saw(k), ts + m.synchronous_send_time(k, ts, tr);
+  }
+  double rndv_arrival(std::uint64_t k, double ts, double tr) const { return saw(k), ts + m.synchronous_arrival(k, ts, tr); }
+  bool reached_rendezvous() const { return reached_S; }
 };
 
 struct LinearModelCost {
@@ -49,6 +66,7 @@ struct LinearModelCost {
   double rts_arrival(double ts) const { return ts; }
   double rndv_sender_done(std::uint64_t k, double ts, double) const { return ts + send_cpu(k); }
   double rndv_arrival(std::uint64_t k, double ts, double) const { return eager_arrival(k, ts); }
+  bool reached_rendezvous() const { return false; }
 };
 
 }  // namespace mstep::model::detail

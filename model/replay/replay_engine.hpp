@@ -112,6 +112,7 @@ class Engine {
   bool present(std::size_t r) const { return states_[r].w && states_[r].records > 0; }
   double zero() const { return start_s_.empty() ? 0.0 : *std::min_element(start_s_.begin(), start_s_.end()); }
   std::vector<MessageWait>& message_waits() { return message_waits_; }
+  bool reached_rendezvous() const { return cost_.reached_rendezvous(); }
   CollectiveUses uses_;
   std::uint64_t unusable_collectives_ = 0;
   std::uint64_t recorded_substitutes_ = 0;  // of those, libmstep's planned broadcasts (esssp, auto)

@@ -103,6 +103,9 @@ TEST_CASE("rendezvous send to a late receiver waits (tr - ts) - (o + L)", "[repl
   CHECK(gp.finish_s[0] == Approx(3 * us));
   CHECK(gp.finish_s[1] == Approx(33 * us));
   CHECK(gp.predicted_s != Approx(gps.predicted_s));
+  // The report runs LogGP only where LogGPS charged a message of S bytes or more.
+  CHECK(gps.reached_S);
+  CHECK_FALSE(gp.reached_S);
 }
 
 TEST_CASE("LogGP equals LogGPS when every message is below S", "[replay]") {
@@ -112,6 +115,35 @@ TEST_CASE("LogGP equals LogGPS when every message is below S", "[replay]") {
   REQUIRE(gp.finish_s.size() == gps.finish_s.size());
   for (std::size_t i = 0; i < gp.finish_s.size(); ++i) CHECK(gp.finish_s[i] == gps.finish_s[i]);
   CHECK(gp.receiver_wait_s == gps.receiver_wait_s);
+  CHECK_FALSE(gps.reached_S);  // so the report takes LogGPS's answer for LogGP's
+}
+
+TEST_CASE("the rendezvous watch says whether a LogGPS replay reached S, and is let go on every path", "[replay]") {
+  // S = 10000 B: 9999 stays eager, 10000 is the first rendezvous size.
+  for (const std::uint64_t bytes : {std::uint64_t{9999}, std::uint64_t{10000}}) {
+    CAPTURE(bytes);
+    const Run run({make_rank(0, 2, {ev(Op::Init, 0, 1), send(Op::Send, 2, 50, 1, bytes), ev(Op::Finalize, 50, 51)}),
+                   make_rank(1, 2, {ev(Op::Init, 0, 1), recv(Op::Recv, 31, 52, 0, bytes), ev(Op::Finalize, 53, 54)})});
+    RendezvousWatch watch;
+    ReplayInput in = run.input();
+    in.rendezvous_watch = &watch;
+    const ReplayResult gps = replay_loggps(in, machine());
+    CHECK(gps.reached_S == (bytes == 10000));
+    CHECK(watch.wait() == (bytes == 10000));
+    if (!gps.reached_S) {
+      const ReplayResult gp = run.loggps(as_loggp(machine()));
+      CHECK(gp.predicted_s == gps.predicted_s);
+    }
+  }
+  // Told once, kept: a second answer does not change the first.
+  RendezvousWatch told;
+  told.reached();
+  told.finished(false);
+  CHECK(told.wait());
+  RendezvousWatch ended;
+  ended.finished(false);
+  ended.reached();
+  CHECK_FALSE(ended.wait());
 }
 
 TEST_CASE("a late sender makes the receiver wait", "[replay]") {
