@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "model/trace/problem_lines.hpp"
 #include "model/trace/trace_dir.hpp"
 
 namespace mstep::cli {
@@ -27,10 +28,11 @@ inline void add_format_option(CLI::App& cmd, std::string& format) {
       ->check(CLI::IsMember({"text", "json"}));
 }
 
-// Every problem of the trace on stderr, one line each; a trace with problems exits with 1 after
-// printing all that could be read.
+// Every problem of the trace on stderr, one line each (past ten of a kind, one line says how many
+// more: model/trace/problem_lines.hpp); a trace with problems exits with 1 after printing all that
+// could be read.
 inline void report_problems(const TraceDir& d) {
-  for (const auto& p : d.problems) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
+  for (const auto& p : problem_lines(d.problems)) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
   if (!d.problems.empty()) throw CLI::RuntimeError(1);
 }
 
