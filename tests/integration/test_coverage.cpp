@@ -35,13 +35,20 @@ json otf2_round_trip(const fs::path& dir, const fs::path& params, const json& re
   REQUIRE(imported.code == 0);
   const json again = mstep_json("report", back, {"--params", params.string()}, no_default_params(dir.parent_path()));
   CHECK(again.at("problems").empty());
+  double calls = 0;
   for (const auto& [name, f] : rep.at("mpi_time").items()) {
     INFO(name);
     CHECK(again.at("mpi_time").at(name).at("calls") == f.at("calls"));
     CHECK(again.at("mpi_time").at(name).at("bytes") == f.at("bytes"));
+    calls += f.at("calls").get<double>();
   }
+  // The archive holds nanoseconds: each recorded time is rounded on the way, and a call that keeps
+  // its recorded duration (an Improbe or Test that found nothing) moves by up to about a nanosecond
+  // at each end. A loaded machine makes thousands of those spins (18 716 records once: 14 us apart).
   CHECK(again.at("models").at("LogGPS").at("predicted_s").get<double>() ==
-        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-4).margin(1e-5));
+        Approx(rep.at("models").at("LogGPS").at("predicted_s").get<double>())
+            .epsilon(1e-4)
+            .margin(1e-5 + 2e-9 * calls));
   return again;
 }
 
