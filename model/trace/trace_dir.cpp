@@ -28,6 +28,7 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
     m.ticks_per_second = j.value("ticks_per_second", 0.0);
     m.stack_depth = j.value("stack_depth", 1);
     m.writer = j.value("writer", "");
+    m.compress = j.value("compress", "");
     m.complete = j.value("complete", false);
     m.write_failed_ranks = j.value("write_failed_ranks", 0);
     if (m.write_failed_ranks > 0)

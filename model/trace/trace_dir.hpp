@@ -23,6 +23,7 @@ struct RunMeta {
   double ticks_per_second = 0;
   int stack_depth = 1;
   std::string writer;  // "thread" or "inline": who wrote rank 0's frames (absent before 2026-11-25: "")
+  std::string compress;  // "now" or "later": rank 0's frames compressed as written or after the run ("" before 2026-11-27)
   bool complete = false;
   int write_failed_ranks = 0;  // ranks whose trace writes failed (disk full, I/O error)
   // Rank 0's UCX_*, MPIR_CVAR_*, MPICH_* variables; absent in traces of mstep before 2026-11-24.

@@ -159,6 +159,7 @@ TEST_CASE("frames compressed after the run: by record, or by mstep compress for 
     CHECK(read_meta(dir).at("compress") == "later");
     const Stats s = stats(dir);
     check_complete(s, 2);
+    CHECK(s.j.at("compress") == "later");
     CHECK(s.j["per_rank"][0]["calls"].value("MPI_Send", 0) == 4);  // 3 pings + 1 probed
     // Nothing is left stored.
     const Result again = run({kMstep, "compress", dir.string()});

@@ -147,6 +147,7 @@ void print_json(const TraceDir& d, const std::vector<RankStats>& ranks) {
   j["complete"] = trace_completeness(d).complete;
   j["command"] = d.meta.command;
   if (!d.meta.writer.empty()) j["writer"] = d.meta.writer;
+  if (!d.meta.compress.empty()) j["compress"] = d.meta.compress;
   j["calls"] = total_calls;
   j["problems"] = d.problems;
   const std::string placeholder = "\x01per_rank\x01";
@@ -187,6 +188,8 @@ void print_text(const TraceDir& d, const std::vector<RankStats>& ranks) {
   // "flush s" is not the same time with the writer thread: say which it is.
   if (d.meta.writer == "thread")
     fmt::print("frames: written by libmstep's writer thread (flush s: time a rank spent handing buffers over and waiting for it)\n");
+  else if (d.meta.compress == "later")
+    fmt::print("frames: compressed after the run (flush s: time a rank spent encoding and writing them, not compressing)\n");
   fmt::print("\n{:>5} {:>10} {:>7} {:>12} {:>8} {:>12} {:>12}  {}\n", "rank", "events", "steps",
              "trace bytes", "B/event", "MPI time s", "flush s", "status");
   for (const auto& r : ranks) {
