@@ -2,8 +2,9 @@
 // checksum. The recorder writes these when compression is left until after the run
 // (MSTEP_COMPRESS=later): copying a payload costs a small part of compressing it, and it is on the
 // application's thread when no core is free for a writer thread. Every zstd decoder reads such a
-// frame and checks its checksum, so the trace's readers need not know about it; `mstep record`
-// then compresses the frames (format/trace_compact.hpp) into what compressing them at once gives.
+// frame and checks its checksum, so the trace's readers need not know about it; each rank then
+// compresses its file in MPI_Finalize (format/trace_compact.hpp) into what compressing the frames
+// at once gives.
 #pragma once
 
 #include <cstddef>

@@ -65,7 +65,6 @@ Config read_config() {
     else
       c.error = std::string("MSTEP_COMPRESS='") + v + "' is not auto, now or later";
   }
-  if (const char* v = std::getenv("MSTEP_UNDER_RECORD")) c.under_record = std::strcmp(v, "1") == 0;
   return c;
 }
 

@@ -16,11 +16,10 @@ struct Config {
   // the node has a core to spare for it (more usable cores than ranks on the node), else inline.
   enum class Writer { Auto, Thread, Inline } writer = Writer::Auto;
   // MSTEP_COMPRESS: when frames are compressed. Now: as they are written. Later: written as stored
-  // zstd frames (a copy, a small part of the cost of compressing), compressed after the run by
-  // `mstep record` or `mstep compress`. Auto: later where frames are written on the application's
-  // thread and `mstep record` runs the job (it sets MSTEP_UNDER_RECORD), now otherwise.
+  // zstd frames (a copy, a small part of the cost of compressing), each rank compressing its own
+  // file in MPI_Finalize (`mstep record` or `mstep compress` those of ranks that died). Auto: later
+  // where the frames are written on the application's thread, now with the writer thread.
   enum class Compress { Auto, Now, Later } compress = Compress::Auto;
-  bool under_record = false;         // MSTEP_UNDER_RECORD=1: `mstep record` compresses after the job
   std::string error;                 // a setting that could not be read, in one line
 };
 

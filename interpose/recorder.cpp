@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "format/trace_compact.hpp"
 #include "interpose/run_info.hpp"
 
 namespace mstep {
@@ -226,8 +227,19 @@ void Recorder::stop(const Event& finalize_event) {
   write_frame(FrameKind::Clock, 0, 1, false);
   scratch_.clear();
   write_frame(FrameKind::End, 0, 0, false);
+  const std::string path = writer_->path();
   writer_.reset();
   finalized_ = true;
+  // Frames stored during the run are compressed now, each rank its own file at once (on a cluster,
+  // in parallel on every node), after the Finalize record's times were taken: the run did not pay
+  // for it, and `mstep record` finds nothing left to do but the files of ranks that died.
+  if (compress_later_ && !write_failed_.load()) {
+    try {
+      compress_stored_frames(path, config_.zstd_level);
+    } catch (const TraceError& e) {
+      std::fprintf(stderr, "mstep: rank %d: %s; its frames stay uncompressed (readable as they are)\n", rank_, e.what());
+    }
+  }
   // Every rank's file is closed before rank 0 declares the trace complete, and rank 0 learns
   // how many ranks could not write all of theirs.
   int failed = write_failed_.load() ? 1 : 0, failed_ranks = 0;

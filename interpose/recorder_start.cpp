@@ -103,7 +103,7 @@ void Recorder::start(int thread_level) {
   const bool writer_thread = use_writer_thread();
   // Compressing later is worth it where compressing now would run on the application's thread.
   compress_later_ = config_.compress == Config::Compress::Later ||
-                    (config_.compress == Config::Compress::Auto && !writer_thread && config_.under_record);
+                    (config_.compress == Config::Compress::Auto && !writer_thread);
   writer_->store_uncompressed(compress_later_);
   // The Init clock sample goes to disk now: a rank killed later (even by SIGKILL) still shares
   // the common timeline with the others.

@@ -77,9 +77,9 @@ else
 fi
 
 # run [-n RANKS] NAME TRACE_DIR|- PROGRAM ARGS...: one job (2 ranks unless -n), its stdout in
-# $work/NAME.out. With a trace directory, libmstep.so is preloaded and writes there as under
-# `mstep record` (MSTEP_UNDER_RECORD=1: frames written on the ranks' own thread are stored, not
-# compressed), and `mstep compress` then does what record does after the job.
+# $work/NAME.out. With a trace directory, libmstep.so is preloaded and writes there (frames written
+# on the ranks' own thread are stored during the run and compressed by each rank in MPI_Finalize;
+# `mstep compress` after the job finds nothing left, or what a rank left).
 run() {
   local np=2
   if [[ $1 == -n ]]; then np=$2; shift 2; fi
@@ -88,7 +88,7 @@ run() {
   local -a envs=()
   if [[ $trace != - ]]; then
     rm -rf "$trace"
-    envs=(LD_PRELOAD="$lib" MSTEP_DIR="$trace" MSTEP_UNDER_RECORD=1)
+    envs=(LD_PRELOAD="$lib" MSTEP_DIR="$trace")
   fi
   if ! env "${envs[@]}" timeout "$run_timeout" "$mpiexec" -n "$np" "$@" >"$work/$name.out" 2>"$work/$name.err"; then
     echo "run_benchmarks.sh: '$mpiexec -n $np $*' ${trace:+(trace $trace) }failed:" >&2
@@ -217,7 +217,7 @@ info record_cost_procnull_ns "$(median <"$work/cc_procnull")" "CPU ns added per 
 info record_cost_pair_ns "$(median <"$work/cc_pair")" "CPU ns added per record of Bsend+Recv to self (2 records, 1 M-step: a ping-pong rank's round trip), median of $cc_rounds"
 info record_cost_self_ns "$(median <"$work/cc_self")" "CPU ns added per record of Irecv/Send/Wait to self (3 records, real peer, M-steps), median of $cc_rounds"
 info record_cost_iprobe_ns "$(median <"$work/cc_iprobe")" "CPU ns added per MPI_Iprobe finding nothing, median of $cc_rounds"
-info record_cost_pair_inline_ns "$(median <"$work/cc_pair_inline")" "the same as record_cost_pair_ns with MSTEP_WRITER=inline (M-step marks, encoding and a stored frame's write on the application's thread, as mstep record runs a full node), median of $cc_rounds"
+info record_cost_pair_inline_ns "$(median <"$work/cc_pair_inline")" "the same as record_cost_pair_ns with MSTEP_WRITER=inline (M-step marks, encoding and a stored frame's write on the application's thread, as on a full node; compressed in MPI_Finalize), median of $cc_rounds"
 info record_cost_inline_zstd_ns "$(median <"$work/cc_pair_inline_now")" "the same with MSTEP_COMPRESS=now (zstd on the application's thread too), median of $cc_rounds"
 
 # ---- Trace size ----------------------------------------------------------------------------------

@@ -148,51 +148,60 @@ TEST_CASE("record says once when a job goes on after its whole trace is written"
 }
 
 // MSTEP_COMPRESS=later: frames written as stored zstd frames (a copy instead of compressing on the
-// application's thread), compressed by `mstep record` after the job or by `mstep compress`.
-TEST_CASE("frames compressed after the run: by record, or by mstep compress for a preloaded run", "[record][compress]") {
+// application's thread); each rank compresses its own file in MPI_Finalize, and `mstep record` (or
+// `mstep compress`) those of ranks that ended without it.
+TEST_CASE("frames compressed after the run: by each rank at MPI_Finalize, by record or mstep compress for the others", "[record][compress]") {
   const fs::path base = test_dir();
-  SECTION("record compresses what the ranks stored, and says so") {
+  SECTION("each rank compresses its own file at MPI_Finalize: nothing left for record") {
     const fs::path dir = base / "later";
     const Result r = record(dir, 2, {prog("p2p"), "3"}, {}, {"--compress", "later"});
     CHECK(r.code == 0);
-    CHECK(any_line_has(r.err, "mstep: compressed ", " frames of 2 rank files: "));
+    CHECK_FALSE(any_line_has(r.err, "mstep: compressed "));
     CHECK(read_meta(dir).at("compress") == "later");
     const Stats s = stats(dir);
     check_complete(s, 2);
     CHECK(s.j.at("compress") == "later");
     CHECK(s.j["per_rank"][0]["calls"].value("MPI_Send", 0) == 4);  // 3 pings + 1 probed
-    // Nothing is left stored.
     const Result again = run({kMstep, "compress", dir.string()});
     CHECK(again.code == 0);
     CHECK(again.out == "nothing to compress in 2 rank files\n");
   }
-  SECTION("auto: later where the frames are written on the ranks' own thread, under record") {
+  SECTION("auto: later where the frames are written on the ranks' own thread, with or without record") {
     const fs::path dir = base / "auto";
     const Result r = record(dir, 2, {prog("p2p"), "3"});
     CHECK(r.code == 0);
     const json meta = read_meta(dir);
     CHECK(meta.at("compress") == (meta.at("writer") == "inline" ? "later" : "now"));
-    // The same run preloaded without record: nothing would compress afterwards, so now.
     const fs::path pre = base / "auto-preloaded";
     CHECK(plain(base, 2, {prog("p2p"), "3"}, {{"LD_PRELOAD", kLib}, {"MSTEP_DIR", pre.string()}}).code == 0);
-    CHECK(read_meta(pre).at("compress") == "now");
+    const json pre_meta = read_meta(pre);
+    CHECK(pre_meta.at("compress") == (pre_meta.at("writer") == "inline" ? "later" : "now"));
+    CHECK(run({kMstep, "compress", pre.string()}).out == "nothing to compress in 2 rank files\n");
   }
-  SECTION("a preloaded run with MSTEP_COMPRESS=later: readable as it is, then compressed") {
+  SECTION("ranks that end without MPI_Finalize keep their frames stored, readable; record compresses them") {
+    // Hydra's -disable-auto-cleanup lets the second rank exit on its own too.
+    const fs::path dir = base / "unfinished";
+    const Result r = record(dir, 2, {"-disable-auto-cleanup", prog("no_finalize")}, {}, {"--compress", "later"});
+    CHECK(any_line_has(r.err, "mstep: compressed ", " frames of 2 rank files: "));
+    const Stats s = stats(dir);
+    CHECK(s.j["per_rank"][0]["calls"].value("MPI_Send", 0) == 3);
+    CHECK(run({kMstep, "compress", dir.string()}).out == "nothing to compress in 2 rank files\n");
+  }
+  SECTION("a preloaded run without MPI_Finalize: readable as it is, then compressed by mstep compress") {
     const fs::path dir = base / "preloaded";
-    const Result r = plain(base, 2, {prog("p2p"), "3"},
-                           {{"LD_PRELOAD", kLib}, {"MSTEP_DIR", dir.string()}, {"MSTEP_COMPRESS", "later"}});
-    CHECK(r.code == 0);
+    plain(base, 2, {"-disable-auto-cleanup", prog("no_finalize")},
+          {{"LD_PRELOAD", kLib}, {"MSTEP_DIR", dir.string()}, {"MSTEP_COMPRESS", "later"}});
     const auto stored_bytes = fs::file_size(dir / "rank-00000.mst");
     const Stats before = stats(dir);
-    check_complete(before, 2);
+    CHECK(before.j["per_rank"][0]["calls"].value("MPI_Send", 0) == 3);
     const Result c = run({kMstep, "compress", dir.string()});
     CHECK(c.code == 0);
     CHECK_THAT(c.out, Catch::StartsWith("compressed ") && Catch::Contains(" frames of 2 rank files: "));
     CHECK(fs::file_size(dir / "rank-00000.mst") < stored_bytes);
     const Stats after = stats(dir);
-    check_complete(after, 2);
     CHECK(after.j["per_rank"][0]["calls"] == before.j["per_rank"][0]["calls"]);
     CHECK(after.j["per_rank"][1]["events"] == before.j["per_rank"][1]["events"]);
+    CHECK(after.j["per_rank"][1]["status"] == before.j["per_rank"][1]["status"]);
   }
   SECTION("bad input: a wrong setting, a directory that is not a trace") {
     const Result r = run({kMstep, "record", "-o", (base / "c2").string(), "--compress", "soon", "--", "true"});

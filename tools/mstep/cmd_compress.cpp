@@ -1,5 +1,6 @@
-// mstep compress: compress the frames a run left uncompressed (MSTEP_COMPRESS=later). `mstep record`
-// does it after the job; this is for runs started with LD_PRELOAD, and for a record that was stopped.
+// mstep compress: compress the frames a run left uncompressed (MSTEP_COMPRESS=later): those of ranks
+// that ended without MPI_Finalize (where the others compress their own). `mstep record` does it
+// after the job; this is for runs started with LD_PRELOAD, and for a record that was stopped.
 #include <algorithm>
 #include <atomic>
 #include <chrono>

@@ -168,7 +168,6 @@ int run(const RecordOptions& o) {
   if (!o.buffer.empty()) ::setenv("MSTEP_BUFFER", o.buffer.c_str(), 1);
   if (!o.writer.empty()) ::setenv("MSTEP_WRITER", o.writer.c_str(), 1);
   if (!o.compress.empty()) ::setenv("MSTEP_COMPRESS", o.compress.c_str(), 1);
-  ::setenv("MSTEP_UNDER_RECORD", "1", 1);  // MSTEP_COMPRESS=auto may leave compression to this process
 
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -201,7 +200,8 @@ int run(const RecordOptions& o) {
                  o.dir.c_str());
     return failed;
   }
-  // Frames the ranks left uncompressed (MSTEP_COMPRESS): compressed now that the job is over.
+  // Frames left uncompressed by ranks that ended without MPI_Finalize (MSTEP_COMPRESS=later: the
+  // others compressed their own there): compressed now that the job is over.
   try {
     const CompressSummary s = compress_trace_dir(o.dir, zstd_level_setting(), default_jobs());
     for (const auto& p : s.problems)
@@ -241,8 +241,9 @@ void add_record(CLI::App& app) {
                   "thread (inline), or auto: a thread where the node has a core to spare (MSTEP_WRITER)")
       ->check(CLI::IsMember({"auto", "thread", "inline"}));
   cmd->add_option("--compress", o->compress,
-                  "When frames are compressed: now (as they are written), later (after the job, by this "
-                  "command), or auto: later where they are written on the application's thread (MSTEP_COMPRESS)")
+                  "When frames are compressed: now (as they are written), later (stored during the run, each "
+                  "rank compressing its file in MPI_Finalize), or auto: later where they are written on the "
+                  "application's thread (MSTEP_COMPRESS)")
       ->check(CLI::IsMember({"auto", "now", "later"}));
   cmd->prefix_command();
   cmd->allow_extras();
