@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <zstd.h>
 
+#include "format/byte_io.hpp"
 #include "format/trace_file.hpp"
 #include "format/trace_format.hpp"
 #include "format/zstd_stored.hpp"
@@ -18,17 +19,12 @@
 namespace mstep {
 namespace {
 
-constexpr std::uint32_t kFrameMagic = 0x4d534652u;  // share/trace-format.md: "Frame"
+using byte_io::get_u32;
+using byte_io::put_u32;
+using byte_io::write_all;
+
 constexpr std::size_t kFileHeadFixed = 12;          // magic, version, body size
 constexpr std::size_t kStoredPeek = 6;              // a stored frame shows itself in its first bytes
-
-std::uint32_t get_u32(const std::uint8_t* p) {
-  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
-}
-
-void put_u32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
 
 struct Fd {
   int fd = -1;
@@ -51,17 +47,6 @@ std::size_t read_at(int fd, std::uint8_t* out, std::size_t n, std::uint64_t offs
     got += static_cast<std::size_t>(r);
   }
   return got;
-}
-
-bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
-  return true;
 }
 
 // One frame of the file as the walk finds it.

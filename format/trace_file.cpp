@@ -15,32 +15,16 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "format/byte_io.hpp"
 #include "format/checked_frames.hpp"
 #include "format/zstd_stored.hpp"
 
 namespace mstep {
 namespace {
 
-void put_u32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-std::uint32_t get_u32(const std::uint8_t* p) {
-  return std::uint32_t{p[0]} | std::uint32_t{p[1]} << 8 | std::uint32_t{p[2]} << 16 |
-         std::uint32_t{p[3]} << 24;
-}
-
-bool write_all(int fd, const std::uint8_t* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
+using byte_io::get_u32;
+using byte_io::put_u32;
+using byte_io::write_all;
 
 bool pread_all(int fd, std::uint64_t at, std::uint8_t* data, std::size_t size) {
   while (size > 0) {

@@ -6,8 +6,13 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "format/byte_io.hpp"
+
 namespace mstep {
 namespace {
+
+using byte_io::get_u32;
+using byte_io::put_u32;
 
 constexpr std::uint32_t kZstdMagic = 0xFD2FB528u;
 // Frame header descriptor: a 4-byte content size (bits 7-6 = 2), not a single segment (the window
@@ -20,14 +25,6 @@ constexpr std::uint8_t kWindow = 0x38;
 constexpr std::size_t kBlockMax = 128 * 1024;
 constexpr std::size_t kHeaderBytes = 4 + 1 + 1 + 4;
 constexpr std::size_t kChecksumBytes = 4;
-
-void put_u32(std::uint8_t* p, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
-}
-
-std::uint32_t get_u32(const std::uint8_t* p) {
-  return p[0] | (p[1] << 8) | (p[2] << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
-}
 
 std::size_t block_count(std::size_t content_bytes) {
   return std::max<std::size_t>(1, (content_bytes + kBlockMax - 1) / kBlockMax);  // an empty one at least
