@@ -36,13 +36,14 @@ struct Fd {
   }
 };
 
-// Reads up to n bytes at offset; returns how many there were.
+// Reads up to n bytes at offset; returns how many there were (0 on a read error: every caller
+// then sees too few, stops walking there, and fails on the copy of what is left).
 std::size_t read_at(int fd, std::uint8_t* out, std::size_t n, std::uint64_t offset) {
   std::size_t got = 0;
   while (got < n) {
     const ssize_t r = ::pread(fd, out + got, n - got, static_cast<off_t>(offset + got));
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return static_cast<std::size_t>(-1);
+    if (r < 0) return 0;
     if (r == 0) break;
     got += static_cast<std::size_t>(r);
   }
