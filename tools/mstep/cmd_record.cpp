@@ -201,14 +201,25 @@ int run(const RecordOptions& o) {
     return failed;
   }
   // Frames left uncompressed by ranks that ended without MPI_Finalize (MSTEP_COMPRESS=later: the
-  // others compressed their own there): compressed now that the job is over.
+  // others compressed their own there): compressed now that the job is over. A trace that meta.json
+  // calls complete has none (every rank compressed its file before rank 0 wrote that), and is not
+  // read again: at thousands of ranks that is thousands of files' frame headers after every run.
+  bool complete = false;
   try {
-    const CompressSummary s = compress_trace_dir(o.dir, zstd_level_setting(), default_jobs());
-    for (const auto& p : s.problems)
-      std::fprintf(stderr, "mstep: %s; that rank's frames stay uncompressed (readable as they are)\n", p.c_str());
-    if (s.frames > 0) std::fprintf(stderr, "mstep: %s\n", describe(s).c_str());
-  } catch (const TraceError& e) {
-    std::fprintf(stderr, "mstep: %s\n", e.what());
+    const RunMeta meta = read_run_meta(o.dir);
+    complete = meta.present && meta.complete;
+  } catch (const TraceError&) {
+    // summarize() below says what is wrong with meta.json
+  }
+  if (!complete) {
+    try {
+      const CompressSummary s = compress_trace_dir(o.dir, zstd_level_setting(), default_jobs());
+      for (const auto& p : s.problems)
+        std::fprintf(stderr, "mstep: %s; that rank's frames stay uncompressed (readable as they are)\n", p.c_str());
+      if (s.frames > 0) std::fprintf(stderr, "mstep: %s\n", describe(s).c_str());
+    } catch (const TraceError& e) {
+      std::fprintf(stderr, "mstep: %s\n", e.what());
+    }
   }
   return summarize(o.dir) ? code : failed;
 }
