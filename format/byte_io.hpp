@@ -1,5 +1,5 @@
-// Little-endian words in byte buffers, and whole writes to a descriptor: what the trace files'
-// writer, the stored zstd frames and their compression after the run share.
+// Little-endian words in byte buffers, and whole reads and writes at a descriptor: what the trace
+// files' writer and reader, the stored zstd frames and their compression after the run share.
 #pragma once
 
 #include <cerrno>
@@ -29,6 +29,30 @@ inline bool write_all(int fd, const std::uint8_t* data, std::size_t size) {
     size -= static_cast<std::size_t>(n);
   }
   return true;
+}
+
+// Reads exactly `size` bytes at `at`; false on an error or where the file ends first.
+inline bool pread_all(int fd, std::uint64_t at, std::uint8_t* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    at += static_cast<std::uint64_t>(n);
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Reads up to `size` bytes at `at`: fewer only where the file ends (-1 on an error). A regular
+// file's read comes back short only at its end, so a short one is not asked again (that would be
+// a second system call a rank file, to be told 0).
+inline std::int64_t pread_upto(int fd, std::uint64_t at, std::uint8_t* data, std::size_t size) {
+  for (;;) {
+    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    return n;
+  }
 }
 
 }  // namespace mstep::byte_io

@@ -20,11 +20,12 @@ namespace mstep {
 namespace {
 
 using byte_io::get_u32;
+using byte_io::pread_all;
+using byte_io::pread_upto;
 using byte_io::put_u32;
 using byte_io::write_all;
 
-constexpr std::size_t kFileHeadFixed = 12;          // magic, version, body size
-constexpr std::size_t kStoredPeek = 6;              // a stored frame shows itself in its first bytes
+constexpr std::size_t kFileHeadFixed = 12;  // magic, version, body size
 
 struct Fd {
   int fd = -1;
@@ -36,20 +37,6 @@ struct Fd {
   }
 };
 
-// Reads up to n bytes at offset; returns how many there were (0 on a read error: every caller
-// then sees too few, stops walking there, and fails on the copy of what is left).
-std::size_t read_at(int fd, std::uint8_t* out, std::size_t n, std::uint64_t offset) {
-  std::size_t got = 0;
-  while (got < n) {
-    const ssize_t r = ::pread(fd, out + got, n - got, static_cast<off_t>(offset + got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return 0;
-    if (r == 0) break;
-    got += static_cast<std::size_t>(r);
-  }
-  return got;
-}
-
 // One frame of the file as the walk finds it.
 struct FrameAt {
   std::uint64_t offset = 0;  // of its 20-byte header
@@ -57,16 +44,17 @@ struct FrameAt {
   bool stored = false;
 };
 
-// Walks the whole frames after the file header; stops at the first thing that is not one (a partial
-// or damaged frame, or the end), whose offset it returns in `tail`.
+// Walks the whole frames after the file header while `visit` returns true; stops at the first thing
+// that is not one (a partial or damaged frame, or the end, or a read error: the copy of what is
+// left then fails), whose offset it returns in `tail`.
 template <class Visit>
 void walk_frames(int fd, std::uint64_t size, std::uint64_t first, std::uint64_t& tail, Visit&& visit) {
   std::uint64_t at = first;
-  std::uint8_t head[kFrameHeaderSize + kStoredPeek];
+  std::uint8_t head[kFrameHeaderSize + kStoredFramePrefix];
   for (;;) {
     if (size - at < kFrameHeaderSize) break;
-    const std::size_t got = read_at(fd, head, sizeof head, at);
-    if (got < kFrameHeaderSize || get_u32(head) != kFrameMagic) break;
+    const std::int64_t got = pread_upto(fd, at, head, sizeof head);
+    if (got < static_cast<std::int64_t>(kFrameHeaderSize) || get_u32(head) != kFrameMagic) break;
     FrameAt f;
     f.offset = at;
     f.raw = get_u32(head + 12);
@@ -75,10 +63,11 @@ void walk_frames(int fd, std::uint64_t size, std::uint64_t first, std::uint64_t&
         size - at - kFrameHeaderSize < f.csize)
       break;
     // The full check (block by block) comes when the frame is read; this only picks candidates.
-    f.stored = got == sizeof head && f.csize == stored_frame_bound(f.raw) && head[kFrameHeaderSize] == 0x28 &&
-               head[kFrameHeaderSize + 4] == 0x84;
-    visit(f);
+    f.stored = f.csize == stored_frame_bound(f.raw) &&
+               starts_stored_frame(std::span<const std::uint8_t>(head + kFrameHeaderSize,
+                                                                 static_cast<std::size_t>(got) - kFrameHeaderSize));
     at += kFrameHeaderSize + f.csize;
+    if (!visit(f)) break;
   }
   tail = at;
 }
@@ -94,14 +83,16 @@ CompressOutcome compress_stored_frames(const std::string& path, int zstd_level) 
   const auto size = static_cast<std::uint64_t>(st.st_size);
   out.bytes_before = out.bytes_after = size;
   std::uint8_t fixed[kFileHeadFixed];
-  if (read_at(in.fd, fixed, sizeof fixed, 0) != sizeof fixed) return out;  // no header: nothing to do
+  if (!pread_all(in.fd, 0, fixed, sizeof fixed)) return out;  // no header: nothing to do
   const std::uint64_t first = kFileHeadFixed + (fixed[10] | (fixed[11] << 8));
   if (first > size) return out;
 
+  // Is there anything to do? Up to the first stored frame (a recorder that stores does so from
+  // its first frame on).
   std::uint64_t tail = 0;
-  std::size_t candidates = 0;
-  walk_frames(in.fd, size, first, tail, [&](const FrameAt& f) { candidates += f.stored; });
-  if (candidates == 0) return out;
+  bool any_stored = false;
+  walk_frames(in.fd, size, first, tail, [&](const FrameAt& f) { return !(any_stored = f.stored); });
+  if (!any_stored) return out;
 
   const std::string tmp = path + ".compressing";
   Fd dst(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, st.st_mode & 07777));
@@ -122,7 +113,7 @@ CompressOutcome compress_stored_frames(const std::string& path, int zstd_level) 
     frame.resize(std::min<std::uint64_t>(n, 1 << 20));
     while (n > 0) {
       const std::size_t chunk = std::min<std::uint64_t>(n, frame.size());
-      if (read_at(in.fd, frame.data(), chunk, from) != chunk) fail(fmt::format("cannot read {}", path));
+      if (!pread_all(in.fd, from, frame.data(), chunk)) fail(fmt::format("cannot read {}", path));
       if (!write_all(dst.fd, frame.data(), chunk)) fail(fmt::format("cannot write: {}", std::strerror(errno)));
       from += chunk;
       n -= chunk;
@@ -132,16 +123,16 @@ CompressOutcome compress_stored_frames(const std::string& path, int zstd_level) 
   copy(0, first);
   walk_frames(in.fd, size, first, tail, [&](const FrameAt& f) {
     const std::size_t whole = kFrameHeaderSize + f.csize;
-    if (!f.stored) return copy(f.offset, whole);
+    if (!f.stored) return copy(f.offset, whole), true;
     frame.resize(whole);
-    if (read_at(in.fd, frame.data(), whole, f.offset) != whole) fail(fmt::format("cannot read {}", path));
+    if (!pread_all(in.fd, f.offset, frame.data(), whole)) fail(fmt::format("cannot read {}", path));
     const std::span<const std::uint8_t> zframe(frame.data() + kFrameHeaderSize, f.csize);
     payload.resize(f.raw);
     // A frame that only looks stored, or whose checksum fails, is copied as it is: the reader
     // reports it where it would have.
-    if (!is_stored_frame(zframe)) return copy(f.offset, whole);
+    if (!is_stored_frame(zframe)) return copy(f.offset, whole), true;
     const std::size_t got = ZSTD_decompress(payload.data(), payload.size(), zframe.data(), zframe.size());
-    if (ZSTD_isError(got) || got != f.raw) return copy(f.offset, whole);
+    if (ZSTD_isError(got) || got != f.raw) return copy(f.offset, whole), true;
     packed.resize(kFrameHeaderSize + ZSTD_compressBound(f.raw));
     const std::size_t csize = ZSTD_compress2(cctx.get(), packed.data() + kFrameHeaderSize,
                                              packed.size() - kFrameHeaderSize, payload.data(), payload.size());
@@ -152,6 +143,7 @@ CompressOutcome compress_stored_frames(const std::string& path, int zstd_level) 
       fail(fmt::format("cannot write: {}", std::strerror(errno)));
     written += kFrameHeaderSize + csize;
     ++out.frames;
+    return true;
   });
   copy(tail, size - tail);
   const int fd = dst.fd;

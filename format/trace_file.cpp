@@ -24,30 +24,9 @@ namespace {
 
 using byte_io::get_u32;
 using byte_io::put_u32;
+using byte_io::pread_all;
+using byte_io::pread_upto;
 using byte_io::write_all;
-
-bool pread_all(int fd, std::uint64_t at, std::uint8_t* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    at += static_cast<std::uint64_t>(n);
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// Reads up to `size` bytes at `at`: fewer only where the file ends (-1 on an error). A regular
-// file's read comes back short only at its end, so a short one is not asked again (that would be
-// a second system call a rank file, to be told 0).
-std::int64_t pread_upto(int fd, std::uint64_t at, std::uint8_t* data, std::size_t size) {
-  for (;;) {
-    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    return n;
-  }
-}
 
 // The last block read on this thread, and whose (TraceFileReader::read_at): a frame header, its
 // payload and the frames after it mostly lie in one block, so that a small rank file costs one

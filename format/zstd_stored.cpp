@@ -62,10 +62,14 @@ std::size_t write_stored_frame(std::span<const std::uint8_t> content, std::uint8
   return static_cast<std::size_t>(p - out);
 }
 
+bool starts_stored_frame(std::span<const std::uint8_t> start) {
+  return start.size() >= kStoredFramePrefix && get_u32(start.data()) == kZstdMagic && start[4] == kDescriptor &&
+         start[5] == kWindow;
+}
+
 bool is_stored_frame(std::span<const std::uint8_t> frame) {
-  if (frame.size() < kHeaderBytes + 3 + kChecksumBytes) return false;
+  if (frame.size() < kHeaderBytes + 3 + kChecksumBytes || !starts_stored_frame(frame)) return false;
   const std::uint8_t* p = frame.data();
-  if (get_u32(p) != kZstdMagic || p[4] != kDescriptor || p[5] != kWindow) return false;
   const std::size_t content = get_u32(p + 6);
   if (frame.size() != stored_frame_bound(content)) return false;
   std::size_t at = kHeaderBytes, seen = 0;

@@ -20,6 +20,13 @@ std::size_t stored_frame_bound(std::size_t content_bytes);
 // least) and returns its size.
 std::size_t write_stored_frame(std::span<const std::uint8_t> content, std::uint8_t* out);
 
+// The bytes of a frame's start that tell a stored frame from a compressed one (zstd's magic, then
+// the frame header and window descriptors write_stored_frame writes).
+inline constexpr std::size_t kStoredFramePrefix = 6;
+// Whether `start` (kStoredFramePrefix bytes at least) begins a frame as write_stored_frame writes
+// them: a cheap first look, before is_stored_frame checks the whole frame.
+bool starts_stored_frame(std::span<const std::uint8_t> start);
+
 // Whether `frame` is exactly one frame write_stored_frame wrote: its header, raw blocks whose sizes
 // add up to the content size it declares, and the checksum's four bytes. The checksum itself is
 // left to the decoder.
