@@ -61,6 +61,10 @@ std::string rank_file_name(int rank) {
   return name;
 }
 
+bool is_rank_file_name(std::string_view name) {
+  return name.size() >= 9 && name.substr(0, 5) == "rank-" && name.substr(name.size() - 4) == ".mst";
+}
+
 const CommDef* find_comm(std::span<const CommDef> comms, std::int64_t id) {
   const CommDef* def = nullptr;
   for (const CommDef& c : comms)

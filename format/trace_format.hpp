@@ -212,5 +212,7 @@ enum class FrameKind : std::uint8_t {
 // Names inside a trace directory.
 inline constexpr const char* kMetaFileName = "meta.json";
 std::string rank_file_name(int rank);  // "rank-00003.mst"
+// Whether a file name (no directory) is a rank file's: "rank-" at its start, ".mst" at its end.
+bool is_rank_file_name(std::string_view name);
 
 }  // namespace mstep

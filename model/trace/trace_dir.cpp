@@ -150,8 +150,7 @@ TraceDir load_trace_dir(const std::string& path, std::optional<int> only_rank,
   if (!d.meta.present) {
     // No metadata: the rank files still say how many ranks there were.
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
-      const auto name = entry.path().filename().string();
-      if (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".mst") ++ranks;
+      if (is_rank_file_name(entry.path().filename().string())) ++ranks;
     }
     if (ranks == 0) throw TraceError(fmt::format("{}: not an mstep trace directory (no {} and no rank files)", path, kMetaFileName));
     if (!fs::exists(dir / kMetaFileName))

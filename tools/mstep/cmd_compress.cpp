@@ -35,8 +35,7 @@ CompressSummary compress_trace_dir(const std::string& dir, int level, int jobs) 
   std::vector<std::string> files;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const auto name = entry.path().filename().string();
-    if (name.rfind("rank-", 0) == 0 && entry.path().extension() == ".mst") files.push_back(entry.path().string());
+    if (is_rank_file_name(entry.path().filename().string())) files.push_back(entry.path().string());
   }
   if (ec) throw TraceError(fmt::format("{}: cannot list: {}", dir, ec.message()));
   std::sort(files.begin(), files.end());

@@ -51,7 +51,7 @@ std::string default_dir() {
 // so that no rank file of an earlier, larger run survives beside the new ones.
 bool is_trace_file(const fs::path& p) {
   const auto name = p.filename().string();
-  return name == kMetaFileName || (name.rfind("rank-", 0) == 0 && p.extension() == ".mst");
+  return name == kMetaFileName || is_rank_file_name(name);
 }
 
 void prepare_dir(const RecordOptions& o) {
