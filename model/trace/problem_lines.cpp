@@ -8,9 +8,8 @@ namespace mstep {
 namespace {
 
 // The line with every run of digits made one '#': "pk/ranks-000001.msp@726195+352: too short"
-// and "...@726547+353: too short" are the same kind; a different pack file is not (its name's
-// digits fold too, so the pack files of one trace are one kind: what differs is said by the
-// example line).
+// and "...@726547+353: too short" are the same kind. The digits of a pack file's name fold too, so
+// the same problem in two packs is one kind; the example line says which pack it was last.
 std::string kind_of(const std::string& line) {
   std::string key;
   key.reserve(line.size());
@@ -27,8 +26,7 @@ std::string kind_of(const std::string& line) {
 std::vector<std::string> problem_lines(std::span<const std::string> problems, std::size_t per_kind) {
   struct Kind {
     std::size_t seen = 0;
-    std::size_t order = 0;  // of its first elided line, for the summaries' order
-    const std::string* last = nullptr;
+    const std::string* last = nullptr;  // the last line past per_kind; null while none is
   };
   std::unordered_map<std::string, Kind> kinds;
   std::vector<std::string> out;

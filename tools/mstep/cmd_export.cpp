@@ -20,8 +20,8 @@
 #include "model/export/otf2.hpp"
 #include "model/export/perfetto.hpp"
 #include "model/params/quantity.hpp"
-#include "model/trace/problem_lines.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/output.hpp"
 #include "tools/mstep/progress.hpp"
 #include "tools/symbols/symbolizer.hpp"
 
@@ -133,8 +133,8 @@ int run_perfetto(const ExportOptions& o) {
     std::fprintf(stderr, "mstep: cannot write %s (disk full?)\n", o.perfetto.c_str());
     return 1;
   }
-  for (const std::string& p : problem_lines(trace.problems)) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
-  for (const std::string& p : problem_lines(s.problems)) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
+  warn_problems(trace.problems);
+  warn_problems(s.problems);
   std::printf("mstep: wrote %s: %zu ranks, %llu MPI calls, %llu M-steps, %llu messages as arrows (%llu sends and "
               "receives unmatched); open it at ui.perfetto.dev\n",
               o.perfetto.c_str(), trace.ranks.size(), static_cast<unsigned long long>(s.calls),
@@ -167,8 +167,8 @@ int run_otf2(const ExportOptions& o) {
     std::fprintf(stderr, "mstep: cannot write %s: %s\n", o.otf2.c_str(), e.what());
     return 1;
   }
-  for (const std::string& p : problem_lines(trace.problems)) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
-  for (const std::string& p : problem_lines(s.problems)) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
+  warn_problems(trace.problems);
+  warn_problems(s.problems);
   if (s.skipped)
     std::fprintf(stderr, "mstep: warning: %llu messages and collectives on intercommunicators are written as their "
                  "calls alone (no OTF2 InterComm yet)\n", static_cast<unsigned long long>(s.skipped));

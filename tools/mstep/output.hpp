@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <span>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -31,8 +32,11 @@ inline void add_format_option(CLI::App& cmd, std::string& format) {
 // Every problem of the trace on stderr, one line each (past ten of a kind, one line says how many
 // more: model/trace/problem_lines.hpp); a trace with problems exits with 1 after printing all that
 // could be read.
+inline void warn_problems(std::span<const std::string> problems) {
+  for (const auto& p : problem_lines(problems)) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
+}
 inline void report_problems(const TraceDir& d) {
-  for (const auto& p : problem_lines(d.problems)) std::fprintf(stderr, "mstep: warning: %s\n", p.c_str());
+  warn_problems(d.problems);
   if (!d.problems.empty()) throw CLI::RuntimeError(1);
 }
 
