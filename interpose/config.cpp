@@ -1,7 +1,10 @@
 #include "interpose/config.hpp"
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <utility>
 
 namespace mstep {
 namespace {
@@ -27,6 +30,22 @@ bool parse_int(const char* s, int lo, int hi, int& out) {
   return true;
 }
 
+// A setting that names one of three choices: `out` set, or `error` says which were allowed
+// ("MSTEP_WRITER='x' is not auto, thread or inline").
+template <class E>
+void parse_choice(const char* variable, const std::array<std::pair<const char*, E>, 3>& choices, E& out,
+                  std::string& error) {
+  const char* v = std::getenv(variable);
+  if (!v) return;
+  for (const auto& [name, value] : choices)
+    if (std::strcmp(v, name) == 0) {
+      out = value;
+      return;
+    }
+  error = std::string(variable) + "='" + v + "' is not " + choices[0].first + ", " + choices[1].first + " or " +
+          choices[2].first;
+}
+
 }  // namespace
 
 Config read_config() {
@@ -45,26 +64,12 @@ Config read_config() {
   }
   if (const char* v = std::getenv("MSTEP_ZSTD_LEVEL"); v && !parse_int(v, 1, 19, c.zstd_level))
     c.error = std::string("MSTEP_ZSTD_LEVEL='") + v + "' is not a number from 1 to 19";
-  if (const char* v = std::getenv("MSTEP_WRITER")) {
-    if (std::strcmp(v, "auto") == 0)
-      c.writer = Config::Writer::Auto;
-    else if (std::strcmp(v, "thread") == 0)
-      c.writer = Config::Writer::Thread;
-    else if (std::strcmp(v, "inline") == 0)
-      c.writer = Config::Writer::Inline;
-    else
-      c.error = std::string("MSTEP_WRITER='") + v + "' is not auto, thread or inline";
-  }
-  if (const char* v = std::getenv("MSTEP_COMPRESS")) {
-    if (std::strcmp(v, "auto") == 0)
-      c.compress = Config::Compress::Auto;
-    else if (std::strcmp(v, "now") == 0)
-      c.compress = Config::Compress::Now;
-    else if (std::strcmp(v, "later") == 0)
-      c.compress = Config::Compress::Later;
-    else
-      c.error = std::string("MSTEP_COMPRESS='") + v + "' is not auto, now or later";
-  }
+  using Writer = Config::Writer;
+  using Compress = Config::Compress;
+  parse_choice<Writer>("MSTEP_WRITER", {{{"auto", Writer::Auto}, {"thread", Writer::Thread}, {"inline", Writer::Inline}}},
+                       c.writer, c.error);
+  parse_choice<Compress>("MSTEP_COMPRESS", {{{"auto", Compress::Auto}, {"now", Compress::Now}, {"later", Compress::Later}}},
+                         c.compress, c.error);
   return c;
 }
 
