@@ -57,6 +57,7 @@ struct ValidationRow {
   bool oversubscribed = false;  // more ranks than cores
   int cores = 0;
   std::vector<double> repetitions_s;  // actual time of every repetition
+  std::vector<std::string> repetition_traces;  // and its trace directory, in the same order
   std::size_t chosen = 0;             // the repetition kept: the one with the median actual time
   double actual_s = kNaN;
   std::vector<Prediction> predictions;  // kValidatedModels order

@@ -24,6 +24,7 @@
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/validate_cross.hpp"
+#include "tools/mstep/validate_runs.hpp"
 #include "tools/mstep/validate_suite.hpp"
 
 extern char** environ;
@@ -40,27 +41,6 @@ constexpr const char* kMarker = ".mstep-validate";        // marks a directory v
 
 // UCX's TCP transport: the second real network of a one-node machine (issue 13).
 constexpr const char* kTcpLabel = "tcp";
-
-struct ValidateOptions {
-  std::string suite, dir = "mstep-validate", params, s_moved_params, tcp_params;
-  std::string transport = "both";  // shm, tcp or both
-  bool force = false, no_s_moved = false;
-  int repeat = 3;
-  double timeout_s = 300;  // a recording still running after this is ended and run again once
-  RunFilter filter;  // --only, --ranks, --quick
-};
-
-
-// One table: its environment, its parameters, its runs and their rows.
-struct Experiment {
-  std::string label;  // empty: the main table
-  std::map<std::string, std::string> env;
-  std::string params_file;
-  model::CalibrationParams params;
-  std::vector<Planned> runs;
-  std::vector<ValidationRow> rows;
-  std::string speed_change;  // a calibration after the runs found the machine's speed moved
-};
 
 // A fresh output directory: an existing one only with -f, and only one that validate wrote.
 void prepare_dir(const ValidateOptions& o) {
@@ -142,109 +122,6 @@ void check_speed(const ValidateOptions& o, Experiment& x) {
   if (auto moved = model::speed_change(x.params, after)) x.speed_change = *moved;
 }
 
-std::string run_name(const Planned& p, int repetition) {
-  return fmt::format("{}-{}-n{}-r{}", p.c->name, p.size->label, p.ranks, repetition);
-}
-
-// One repetition's numbers.
-struct Repetition {
-  double actual_s = 0;
-  std::vector<model::Prediction> predictions;
-  model::SizesAroundS sizes;
-  std::string trace;
-  model::ProbedLatency probe;
-  bool other_period = false;
-};
-
-// Records the run `repeat` times and keeps the repetition with the median actual time.
-ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Planned& p, int cores,
-                       const std::string& calibration_error) {
-  ValidationRow row;
-  row.experiment = x.label;
-  row.case_name = p.c->name;
-  row.size_label = p.size->label;
-  row.args = p.size->args;
-  row.ranks = p.ranks;
-  row.cores = cores;
-  row.oversubscribed = p.ranks > cores;
-  const std::string what = fmt::format("{} {} at {} ranks{}", row.case_name, row.size_label, row.ranks,
-                                       x.label.empty() ? "" : " [" + x.label + "]");
-  auto failed = [&](std::string why) {
-    row.error = std::move(why);
-    std::fprintf(stderr, "mstep: validate: %s failed: %s\n", what.c_str(), row.error.c_str());
-    return row;
-  };
-  if (!calibration_error.empty()) {
-    row.error = "not run: " + calibration_error;
-    return row;
-  }
-  const fs::path program = program_path(p.c->program);
-  std::error_code ec;
-  if (!fs::exists(program, ec)) return failed(fmt::format("program {} not found", program.string()));
-  const fs::path traces = fs::path(o.dir) / "traces" / x.label, logs = fs::path(o.dir) / "logs" / x.label;
-  fs::create_directories(traces, ec);
-  fs::create_directories(logs, ec);
-  const std::uint64_t S = x.params.loggps ? x.params.loggps->S : model::kInfiniteBytes;
-  std::vector<Repetition> reps;
-  for (int i = 1; i <= o.repeat; ++i) {
-    Repetition rep;
-    rep.trace = (traces / run_name(p, i)).string();
-    const fs::path log = logs / (run_name(p, i) + ".log");
-    std::vector<std::string> command{default_launcher(), "-n", std::to_string(p.ranks), program.string()};
-    command.insert(command.end(), p.size->args.begin(), p.size->args.end());
-    std::vector<std::string> argv{self_exe().string(), "record", "-f", "-o", rep.trace, "--"};
-    argv.insert(argv.end(), command.begin(), command.end());
-    bool timed_out = false;
-    int code = run_logged(argv, x.env, log, o.timeout_s, &timed_out);
-    if (timed_out && !interrupted()) {
-      // Most often a job whose ranks had finished and one of them hung in MPI_Finalize (UCX's TCP
-      // transport): once more, in a new trace.
-      std::fprintf(stderr, "mstep: validate: %s: repetition %d was still running after %g s: ended, and run again\n",
-                   what.c_str(), i, o.timeout_s);
-      code = run_logged(argv, x.env, log, o.timeout_s, &timed_out);
-    }
-    if (interrupted()) fail(130, "validate: interrupted");
-    if (timed_out)
-      return failed(fmt::format("'{}' was still running after {} s, twice (log {})", command_line(command),
-                                o.timeout_s, log.string()));
-    if (code != 0)
-      return failed(fmt::format("'{}' exited with code {} (log {})", command_line(command), code, log.string()));
-    try {
-      const TraceDir trace = load_trace_dir(rep.trace, std::nullopt, {}, false, /*with_steps=*/false);
-      if (!trace.ok()) return failed(fmt::format("trace {}: {}", rep.trace, trace.problems.front()));
-      const model::Report report = model::build_report(trace, &x.params);
-      if (!report.problems.empty()) return failed(fmt::format("trace {}: {}", rep.trace, report.problems.front()));
-      rep.actual_s = report.actual_s;
-      for (const auto& m : report.models)
-        rep.predictions.push_back({m.name, m.available, m.available ? m.predicted_s : model::kNaN,
-                                   m.available ? m.error_pct : model::kNaN, m.note});
-      rep.sizes = model::sizes_around(trace, S);
-      rep.probe = model::probed_latency(trace, model::calibrated_on_one_host(x.params));
-      rep.other_period = model::run_speed_difference(rep.probe, x.params).has_value();
-    } catch (const std::exception& e) {
-      return failed(fmt::format("trace {}: {}", rep.trace, e.what()));
-    }
-    std::fprintf(stderr, "mstep: validate: %s: repetition %d/%d: %.6f s\n", what.c_str(), i, o.repeat, rep.actual_s);
-    row.repetitions_s.push_back(rep.actual_s);
-    reps.push_back(std::move(rep));
-  }
-  row.chosen = model::median_index(row.repetitions_s);
-  Repetition& kept = reps[row.chosen];
-  row.actual_s = kept.actual_s;
-  row.sizes = kept.sizes;
-  row.trace = kept.trace;
-  row.probe_init_s = kept.probe.at_init_s;
-  row.probe_finalize_s = kept.probe.at_finalize_s;
-  row.other_period = kept.other_period;
-  for (const auto name : model::kValidatedModels) {
-    model::Prediction pr{std::string(name), false, model::kNaN, model::kNaN, "not in the report"};
-    for (const auto& m : kept.predictions)
-      if (m.model == name) pr = m;
-    row.predictions.push_back(std::move(pr));
-  }
-  return row;
-}
-
 // ---- output ----
 
 json num(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
@@ -274,7 +151,8 @@ json row_json(const ValidationRow& r) {
           {"ok", r.ok()},                   {"error", r.error},
           {"actual_s", num(r.actual_s)},    {"repetitions_s", reps},
           {"kept_repetition", r.ok() ? json(r.chosen + 1) : json(nullptr)},
-          {"trace", r.trace},               {"models", models},
+          {"trace", r.trace},               {"repetition_traces", r.repetition_traces},
+          {"models", models},
           {"messages", {{"S", bytes(r.sizes.S)}, {"below_S", r.sizes.below}, {"at_or_above_S", r.sizes.at_or_above},
                         {"smallest", r.sizes.smallest}, {"largest", r.sizes.largest}, {"crosses_S", r.sizes.crosses()}}}};
 }
@@ -374,10 +252,12 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
                             {"TCP", tcp->rows, tcp->params_file.empty() ? nullptr : &tcp->params, tcp->params_file});
   if (!cross.empty()) {
     text += fmt::format("Cross transport: recorded on one, predicted for the other with its parameters (mstep whatif "
-                        "--network), against the runs there\n\n{}\n",
+                        "--network), against the run there made beside it (the repetitions alternate between the "
+                        "transports; each row is the pair with the median LogGPS error)\n\n{}\n",
                         cross_text(cross, false));
     md += fmt::format("\n## Cross transport\n\nEach case recorded on one transport and predicted for the other as "
-                      "`mstep whatif TRACE --network OTHER` does, against the runs there.\n\n{}",
+                      "`mstep whatif TRACE --network OTHER` does, against the run there made beside it: the repetitions "
+                      "alternate between the transports, and each row is the pair with the median LogGPS error.\n\n{}",
                       cross_text(cross, true));
   }
   text += model::goals_text(all, kSummaryRanks, false);
@@ -488,13 +368,55 @@ void run_validate(const ValidateOptions& o) {
                  "slow and marked so, not timed%s\n",
                  widest, cores, cores,
                  fitting.empty() ? "" : fmt::format(" (--ranks {} runs the others)", fmt::join(fitting, ",")).c_str());
-  for (auto& x : xs) {
-    // Without parameters an experiment's runs all fail, but the other experiment still runs.
-    const bool calibrating = x.params_file.empty();  // not given a parameter file
-    const std::string error = calibrating ? calibrate(o, x) : std::string();
-    if (!error.empty()) std::fprintf(stderr, "mstep: validate: %s\n", error.c_str());
-    for (const Planned& p : x.runs) x.rows.push_back(run_case(o, x, p, cores, error));
-    if (calibrating && error.empty() && !x.runs.empty()) check_speed(o, x);
+  // Without parameters an experiment's runs all fail, but the other experiments still run.
+  std::vector<std::string> calibration_error(xs.size());
+  auto start = [&](std::size_t i) {
+    if (xs[i].params_file.empty()) calibration_error[i] = calibrate(o, xs[i]);
+    if (!calibration_error[i].empty()) std::fprintf(stderr, "mstep: validate: %s\n", calibration_error[i].c_str());
+  };
+  auto end = [&](std::size_t i, bool calibrated) {
+    if (calibrated && calibration_error[i].empty() && !xs[i].runs.empty()) check_speed(o, xs[i]);
+  };
+  std::size_t tcp = xs.size();
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    if (xs[i].label == kTcpLabel) tcp = i;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    Experiment& x = xs[i];
+    const bool has_main = xs[0].label.empty();
+    if (i == tcp && has_main) continue;  // ran beside the main experiment
+    const bool calibrating = x.params_file.empty();
+    if (!x.label.empty() || tcp == xs.size()) {  // on its own
+      start(i);
+      for (const Planned& p : x.runs) x.rows.push_back(run_case(o, x, p, cores, calibration_error[i]));
+      end(i, calibrating);
+      continue;
+    }
+    // The main experiment and TCP: each case's repetitions alternate between the transports, so
+    // that the cross table compares runs made seconds apart (this machine's speed moves between
+    // periods: README, "Both transports").
+    Experiment& t = xs[tcp];
+    const bool tcp_calibrating = t.params_file.empty();
+    start(i);
+    start(tcp);
+    std::size_t next_tcp = 0;
+    for (const Planned& p : x.runs) {
+      const bool beside = next_tcp < t.runs.size() && t.runs[next_tcp].c == p.c && t.runs[next_tcp].size == p.size &&
+                          t.runs[next_tcp].ranks == p.ranks;
+      if (!beside) {
+        x.rows.push_back(run_case(o, x, p, cores, calibration_error[i]));
+        continue;
+      }
+      CaseRuns here(o, x, p, cores, calibration_error[i]), there(o, t, t.runs[next_tcp], cores, calibration_error[tcp]);
+      while (!here.done() || !there.done()) {
+        here.record_next();
+        there.record_next();
+      }
+      x.rows.push_back(here.finish());
+      t.rows.push_back(there.finish());
+      ++next_tcp;
+    }
+    end(i, calibrating);
+    end(tcp, tcp_calibrating);
   }
   write_outputs(o, suite, xs, cores, load);
   std::size_t failed = 0;

@@ -30,18 +30,19 @@ double computation_of(const std::string& trace) {
   }
 }
 
-// `recorded` predicted for the other transport; `computation` gets the recorded run's (it does not
-// depend on the parameters), NaN where the prediction failed.
-CrossRow predict(const model::ValidationRow& recorded, const TransportRuns& from, const model::ValidationRow& real,
-                 const TransportRuns& to, double& computation) {
+// The recording `trace` of `recorded` predicted for the other transport, against a real run there
+// of `actual_to_s`; `computation` gets the recording's (it does not depend on the parameters), NaN
+// where the prediction failed.
+CrossRow predict(const std::string& trace_dir, const model::ValidationRow& recorded, const TransportRuns& from,
+                 double actual_to_s, const TransportRuns& to, double& computation) {
   CrossRow c;
   c.case_name = recorded.case_name, c.size_label = recorded.size_label, c.ranks = recorded.ranks;
   c.from = from.name, c.to = to.name;
-  c.actual_to_s = real.actual_s;
+  c.actual_to_s = actual_to_s;
   c.loggps_s = c.mpm_s = c.loggps_error_pct = c.mpm_error_pct = c.compute_diff_pct = computation = model::kNaN;
   try {
     const model::EditedParams net = model::adopt_network(*from.params, *to.params, to.params_file);
-    const TraceDir trace = load_trace_dir(recorded.trace, std::nullopt, {}, false, /*with_steps=*/false);
+    const TraceDir trace = load_trace_dir(trace_dir, std::nullopt, {}, false, /*with_steps=*/false);
     const model::Report rep = model::build_report(trace, &net.params);
     for (const auto& m : rep.models) {
       if (!m.available) continue;
@@ -56,6 +57,20 @@ CrossRow predict(const model::ValidationRow& recorded, const TransportRuns& from
   return c;
 }
 
+double computation_diff(double recorded, double there) {
+  return std::isfinite(recorded) && there > 0 ? 100 * (recorded - there) / there : model::kNaN;
+}
+
+// Of the pairs' rows, the one with the median LogGPS error, with every pair's error beside it.
+CrossRow median_pair(std::vector<CrossRow> pairs) {
+  std::vector<double> errors;
+  for (const auto& c : pairs) errors.push_back(c.loggps_error_pct);
+  CrossRow kept = std::move(pairs[model::median_index(errors)]);
+  kept.pairs = static_cast<int>(pairs.size());
+  kept.loggps_error_pct_pairs = std::move(errors);
+  return kept;
+}
+
 std::string number(double v, const char* format) { return std::isfinite(v) ? fmt::format(fmt::runtime(format), v) : "-"; }
 
 }  // namespace
@@ -67,16 +82,26 @@ std::vector<CrossRow> cross_transport(const TransportRuns& a, const TransportRun
     if (!ra.ok()) continue;
     for (const auto& rb : b.rows) {
       if (!rb.ok() || rb.case_name != ra.case_name || rb.size_label != ra.size_label || rb.ranks != ra.ranks) continue;
-      // Each run's computation comes with its own prediction: no trace is read twice for it.
-      double ca = model::kNaN, cb = model::kNaN;
-      CrossRow ab = predict(ra, a, rb, b, ca), ba = predict(rb, b, ra, a, cb);
-      auto diff = [](double recorded, double there) {
-        return std::isfinite(recorded) && there > 0 ? 100 * (recorded - there) / there : model::kNaN;
-      };
-      if (ab.error.empty()) ab.compute_diff_pct = diff(ca, std::isfinite(cb) ? cb : computation_of(rb.trace));
-      if (ba.error.empty()) ba.compute_diff_pct = diff(cb, std::isfinite(ca) ? ca : computation_of(ra.trace));
-      out.push_back(std::move(ab));
-      out.push_back(std::move(ba));
+      // Repetitions made one after the other, alternating (mstep validate does): each recording is
+      // predicted against the run on the other transport made beside it, and the pair with the
+      // median error is shown.
+      const std::size_t n = ra.repetition_traces.size();
+      const bool paired = n > 0 && rb.repetition_traces.size() == n && ra.repetitions_s.size() == n &&
+                          rb.repetitions_s.size() == n;
+      std::vector<CrossRow> ab, ba;
+      for (std::size_t k = 0; k < (paired ? n : 1); ++k) {
+        const std::string ta = paired ? ra.repetition_traces[k] : ra.trace, tb = paired ? rb.repetition_traces[k] : rb.trace;
+        const double xa = paired ? ra.repetitions_s[k] : ra.actual_s, xb = paired ? rb.repetitions_s[k] : rb.actual_s;
+        // Each run's computation comes with its own prediction: no trace is read twice for it.
+        double ca = model::kNaN, cb = model::kNaN;
+        CrossRow one = predict(ta, ra, a, xb, b, ca), other = predict(tb, rb, b, xa, a, cb);
+        if (one.error.empty()) one.compute_diff_pct = computation_diff(ca, std::isfinite(cb) ? cb : computation_of(tb));
+        if (other.error.empty()) other.compute_diff_pct = computation_diff(cb, std::isfinite(ca) ? ca : computation_of(ta));
+        ab.push_back(std::move(one));
+        ba.push_back(std::move(other));
+      }
+      out.push_back(median_pair(std::move(ab)));
+      out.push_back(median_pair(std::move(ba)));
     }
   }
   return out;
@@ -108,12 +133,15 @@ std::string cross_text(std::span<const CrossRow> rows, bool markdown) {
 nlohmann::json cross_json(std::span<const CrossRow> rows) {
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   nlohmann::json j = nlohmann::json::array();
-  for (const auto& r : rows)
+  for (const auto& r : rows) {
+    nlohmann::json pairs = nlohmann::json::array();
+    for (double e : r.loggps_error_pct_pairs) pairs.push_back(num(e));
     j.push_back({{"case", r.case_name}, {"size", r.size_label}, {"ranks", r.ranks}, {"recorded_on", r.from},
                  {"predicted_for", r.to}, {"actual_s", r.actual_to_s}, {"loggps_s", num(r.loggps_s)},
                  {"loggps_error_pct", num(r.loggps_error_pct)}, {"mpm_s", num(r.mpm_s)},
                  {"mpm_error_pct", num(r.mpm_error_pct)}, {"computation_diff_pct", num(r.compute_diff_pct)},
-                 {"error", r.error}});
+                 {"pairs", r.pairs}, {"loggps_error_pct_pairs", pairs}, {"error", r.error}});
+  }
   return j;
 }
 

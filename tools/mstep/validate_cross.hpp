@@ -25,6 +25,11 @@ struct CrossRow {
   // there, 100 * (recorded - there) / there: a what-if keeps the recorded computation, so a
   // difference here is missed one for one, whatever the network model.
   double compute_diff_pct = 0;
+  // The recordings paired with a real run made just before or after it (validate alternates the
+  // transports): how many pairs, and each one's LogGPS error; the row's numbers are the pair with
+  // the median error. 1 where the rows' repetitions could not be paired (their kept runs are).
+  int pairs = 0;
+  std::vector<double> loggps_error_pct_pairs;
   std::string error;           // non-empty: the prediction failed
 };
 
@@ -35,7 +40,8 @@ struct TransportRuns {
   std::string params_file;
 };
 
-// Both directions for every case both transports ran without error.
+// Both directions for every case both transports ran without error; repetition k of one is paired
+// with repetition k of the other when both rows have the same number.
 std::vector<CrossRow> cross_transport(const TransportRuns& a, const TransportRuns& b);
 
 std::string cross_text(std::span<const CrossRow> rows, bool markdown);

@@ -1,0 +1,76 @@
+// mstep validate's experiments and their recordings: one experiment is a table (the main one, S
+// moved, TCP) with its environment and parameters; one case of it is recorded `repeat` times and
+// the repetition with the median actual time is its row. A case's repetitions can be interleaved
+// with those of the same case on another transport (CaseRuns, one repetition at a time), so that
+// the cross table compares runs made seconds apart, not minutes: this machine's speed moves
+// between periods (README, "Both transports").
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/analysis/speed_check.hpp"
+#include "model/analysis/validation.hpp"
+#include "model/params/params.hpp"
+#include "tools/mstep/validate_suite.hpp"
+
+namespace mstep::cli {
+
+struct ValidateOptions {
+  std::string suite, dir = "mstep-validate", params, s_moved_params, tcp_params;
+  std::string transport = "both";  // shm, tcp or both
+  bool force = false, no_s_moved = false;
+  int repeat = 3;
+  double timeout_s = 300;  // a recording still running after this is ended and run again once
+  RunFilter filter;        // --only, --ranks, --quick
+};
+
+// One table: its environment, its parameters, its runs and their rows.
+struct Experiment {
+  std::string label;  // empty: the main table
+  std::map<std::string, std::string> env;
+  std::string params_file;
+  model::CalibrationParams params;
+  std::vector<Planned> runs;
+  std::vector<model::ValidationRow> rows;
+  std::string speed_change;  // a calibration after the runs found the machine's speed moved
+};
+
+// The recordings of one case of one experiment, made one repetition at a time.
+class CaseRuns {
+ public:
+  // `calibration_error` non-empty: the experiment has no parameters, and the row says so unrun.
+  CaseRuns(const ValidateOptions& o, const Experiment& x, const Planned& p, int cores,
+           const std::string& calibration_error);
+  // Every repetition recorded, or one failed (the row then says why).
+  bool done() const;
+  // Records the next repetition (exits 130 on Ctrl-C).
+  void record_next();
+  // The row: the repetition with the median actual time, every repetition's time and trace.
+  model::ValidationRow finish();
+
+ private:
+  struct Repetition {
+    double actual_s = 0;
+    std::vector<model::Prediction> predictions;
+    model::SizesAroundS sizes;
+    std::string trace;
+    model::ProbedLatency probe;
+    bool other_period = false;
+  };
+  void fail_row(std::string why);
+
+  const ValidateOptions& o_;
+  const Experiment& x_;
+  const Planned& p_;
+  model::ValidationRow row_;
+  std::string what_;  // "ring 1k at 2 ranks [tcp]", for messages
+  std::vector<Repetition> reps_;
+};
+
+// All repetitions of a case, in a row.
+model::ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Planned& p, int cores,
+                              const std::string& calibration_error);
+
+}  // namespace mstep::cli
