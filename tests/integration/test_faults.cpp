@@ -132,6 +132,28 @@ TEST_CASE("SIGINT to mpiexec: a readable trace, and record exits with mpiexec's 
   CHECK(j.at("measured_to") == "last record");
 }
 
+// `kill PID` of mstep record (not its group, as a terminal's Ctrl-C is): record used to note it and
+// wait on, and the job ran its minute with no one to stop it.
+TEST_CASE("SIGTERM to mstep record alone: passed on to mpiexec, which ends the job", "[faults]") {
+  const fs::path dir = test_dir() / "trace";
+  Child job(record_argv(dir, {"--buffer", "8k"}, {kMpiexec, "-n", "2", prog("killed"), "60", "50"}), {},
+            dir.parent_path());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::error_code ec;
+  while (std::chrono::steady_clock::now() < deadline &&
+         !(fs::file_size(dir / "rank-00001.mst", ec) > 2048 && !ec))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(::kill(job.pid(), SIGTERM) == 0);
+  const Result r = job.wait(30);
+  UNSCOPED_INFO("mstep record: exit " << r.code << "\nstderr: " << r.err);
+  CHECK_FALSE(r.timed_out);
+  CHECK(r.code != 0);
+  CHECK(any_line_has(r.err, "mstep: incomplete trace of 2 ranks in "));
+  // Nothing of the job is left.
+  const Result ps = run({"pgrep", "-f", prog("killed") + " 60 50"}, {}, dir.parent_path(), 10);
+  CHECK(ps.out.empty());
+}
+
 // A trace directory that cannot be created: every rank says so in one line and runs on
 // unrecorded; record says no trace was written and fails although the program succeeded.
 TEST_CASE("a read-only directory: one line per rank, the program runs, record fails", "[faults]") {

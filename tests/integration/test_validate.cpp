@@ -210,6 +210,31 @@ TEST_CASE("validate: a run still going after --timeout is ended, launcher and ra
   CHECK(ps.out.empty());
 }
 
+TEST_CASE("validate killed outright (SIGKILL, as a harness's timeout does): the job it was recording ends too",
+          "[validate]") {
+  // The recording runs in a process group of its own (so that a hung job is ended whole), out of
+  // reach of what ends validate's group: it now gets SIGTERM when validate ends, and passes it on.
+  const fs::path dir = test_dir();
+  const std::string sleeper =
+      R"({"name": "sleeper", "program": "/bin/sleep", "sizes": [{"label": "x", "args": ["7927"], "ranks": [2]}]})";
+  const fs::path suite = write(dir / "suite.json", suite_of(sleeper));
+  const fs::path params = write(dir / "params.json", kParams);
+  Child v({kMstep, "validate", "--suite", suite.string(), "--quick", "--transport", "shm", "--params", params.string(),
+           "-o", (dir / "out").string()},
+          {}, dir);
+  auto sleepers = [&] { return run({"pgrep", "-f", "^/bin/sleep 7927"}, {}, dir, 10).out; };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline && sleepers().empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  REQUIRE_FALSE(sleepers().empty());
+  REQUIRE(::kill(v.pid(), SIGKILL) == 0);
+  v.wait(10);
+  const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < gone_by && !sleepers().empty())
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(sleepers().empty());
+}
+
 TEST_CASE("validate --transport both: the runs over TCP, alternating with shared memory, and the cross table",
           "[validate]") {
   const fs::path dir = test_dir();

@@ -62,9 +62,9 @@ int run_command(const std::vector<std::string>& command, const fs::path& phase_f
     std::fprintf(stderr, "mstep: cannot run '%s': %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }
-  // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on.
-  auto old_int = std::signal(SIGINT, SIG_IGN);
-  auto old_term = std::signal(SIGTERM, SIG_IGN);
+  // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on. A SIGTERM
+  // to mstep alone is passed on.
+  const LauncherSignals signals(child);
   int status = 0;
   std::string phase = "start";
   auto changed = std::chrono::steady_clock::now();
@@ -90,8 +90,6 @@ int run_command(const std::vector<std::string>& command, const fs::path& phase_f
       ::kill(child, SIGKILL);
     }
   }
-  std::signal(SIGINT, old_int);
-  std::signal(SIGTERM, old_term);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

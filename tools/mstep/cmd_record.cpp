@@ -19,6 +19,7 @@
 #include "format/trace_format.hpp"
 #include "model/trace/trace_dir.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/launcher.hpp"
 #include "tools/mstep/output.hpp"
 
 namespace mstep::cli {
@@ -35,9 +36,6 @@ struct RecordOptions {
   std::string compress;
   std::vector<std::string> command;
 };
-
-volatile std::sig_atomic_t g_signal = 0;
-void note_signal(int sig) { g_signal = sig; }
 
 
 std::string default_dir() {
@@ -181,13 +179,16 @@ int run(const RecordOptions& o) {
   }
   // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on, and
   // remembers it: mpiexec.hydra sometimes exits 0 after forwarding a Ctrl-C to its ranks, and an
-  // interrupted run must not look like a successful one.
-  std::signal(SIGINT, note_signal);
-  std::signal(SIGTERM, note_signal);
+  // interrupted run must not look like a successful one. A SIGTERM to mstep alone is passed on.
   int status = 0;
-  wait_noting_a_hang(child, status, fs::path(o.dir) / kMetaFileName, hung_after);
+  int signalled = 0;
+  {
+    const LauncherSignals signals(child);
+    wait_noting_a_hang(child, status, fs::path(o.dir) / kMetaFileName, hung_after);
+    signalled = LauncherSignals::received();
+  }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (code == 0 && g_signal != 0) code = 128 + g_signal;
+  if (code == 0 && signalled != 0) code = 128 + signalled;
   // The command's own failure comes first; a command that succeeded but left no trace (or a
   // damaged one) is a failure of the recording.
   const int failed = code != 0 ? code : 1;

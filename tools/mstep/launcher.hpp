@@ -1,5 +1,8 @@
-// The MPI launcher that `mstep calibrate` and `mstep validate` start when none is given.
+// The MPI launcher that `mstep calibrate` and `mstep validate` start when none is given, and how
+// an mstep that waits on a launcher (record, calibrate) treats the signals meant to stop it.
 #pragma once
+
+#include <sys/types.h>
 
 #include <string>
 
@@ -9,5 +12,24 @@ namespace mstep::cli {
 // mstep was built, where it still exists; else "mpiexec.mpich" looked up in PATH (an mstep copied to
 // a machine whose MPICH lives elsewhere).
 std::string default_launcher();
+
+// While this mstep waits on `launcher` (its child): SIGINT and SIGTERM are noted, not fatal, and
+// SIGTERM is passed on to the launcher, which ends its ranks. A terminal's Ctrl-C reaches the
+// launcher itself (one process group), but a SIGTERM sent to mstep alone (`kill PID`, or the end
+// of the `mstep validate` that started it: see `end_with_parent`) would otherwise leave the job
+// running without anyone waiting for it. The previous handlers come back at scope exit.
+class LauncherSignals {
+ public:
+  explicit LauncherSignals(pid_t launcher);
+  ~LauncherSignals();
+  LauncherSignals(const LauncherSignals&) = delete;
+  LauncherSignals& operator=(const LauncherSignals&) = delete;
+  // The last SIGINT or SIGTERM received while in scope; 0 if none.
+  static int received();
+};
+
+// In a child just forked, before its exec: SIGTERM to it when the process that forked it ends,
+// whatever ended that (SIGKILL too). Where the parent is already gone, it exits at once.
+void end_with_parent(pid_t parent);
 
 }  // namespace mstep::cli

@@ -1,5 +1,7 @@
 #include "tools/mstep/validate_suite.hpp"
 
+#include "tools/mstep/launcher.hpp"
+
 #include <cctype>
 #include <chrono>
 #include <thread>
@@ -288,10 +290,14 @@ int run_logged(const std::vector<std::string>& argv, const std::map<std::string,
   args.push_back(nullptr);
   std::fflush(stdout);
   std::fflush(stderr);
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) return 127;
   if (child == 0) {
     ::setpgid(0, 0);  // its own group: a hung job is ended whole, launcher and ranks
+    // Out of validate's group, the step would outlive a validate killed outright (SIGKILL by a
+    // harness's timeout): mstep record and calibrate end their job on this SIGTERM.
+    end_with_parent(parent);
     const int in = ::open("/dev/null", O_RDONLY);
     const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (in < 0 || out < 0) ::_exit(127);
