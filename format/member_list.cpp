@@ -20,7 +20,7 @@ MemberList::MemberList(std::vector<std::int32_t> ranks) {
     *this = identity(ranks.size());
     return;
   }
-  size_ = ranks.size();
+  size_ = static_cast<std::uint32_t>(ranks.size());  // ranks are int32: under 2^31 of them
   ranks_ = std::make_shared<const std::vector<std::int32_t>>(std::move(ranks));
 }
 
@@ -31,7 +31,7 @@ MemberList MemberList::identity(std::size_t n) {
   static std::shared_ptr<const std::vector<std::int32_t>> shared;
   MemberList m;
   m.identity_ = n > 0;
-  m.size_ = n;
+  m.size_ = static_cast<std::uint32_t>(n);  // a world's size at most (int32)
   if (n == 0) return m;
   // The list seen last, per thread: an analysis asks millions of times.
   thread_local std::shared_ptr<const std::vector<std::int32_t>> last;

@@ -22,7 +22,6 @@ struct PendingPartner {
 };
 
 struct Entry {
-  bool closed = false, evaluated = false;
   std::uint64_t compute = 0, mpi = 0, bytes_in = 0, bytes_out = 0;
   std::uint64_t begin_compute = 0;  // the rank's computation before this step
   double end_s = 0;                 // actual end, after zero
@@ -32,10 +31,11 @@ struct Entry {
   std::vector<std::uint32_t> groups;
   std::vector<std::int32_t> gamma;  // the tracker's partner list (for the step table)
   MemberList gamma_members;         // and the members of the collective that closed the step, if it heard them all
-  bool gamma_named = false;         // those members are named as a communicator, not listed (StepRow::partners_all_of)
   std::uint32_t open_receives = 0;  // receives and collectives whose partners are not known yet
   std::uint32_t open_sends = 0;     // messages and collectives that may still name this step
   std::uint32_t refs = 0;           // steps and groups not yet predicted that named this step
+  bool closed = false, evaluated = false;
+  bool gamma_named = false;         // gamma_members are named as a communicator, not listed (StepRow::partners_all_of)
 
   // Back to a new step's state in place: a ring slot is reused for step after step, and its
   // lists keep their memory (a step a record: assigning a new Entry cost a fifth of the stream).
