@@ -294,6 +294,17 @@ TEST_CASE("validate --transport both: the runs over TCP, alternating with shared
     const json& from = c.at("predicted_for") == "TCP" ? shm_row : tcp_row;
     if (from.at("kept_repetition").get<std::size_t>() == k + 1)
       CHECK(p == Approx(from.at("models").at("LogGPS").at("predicted_s").get<double>()).epsilon(1e-9));
+    // The computation compared is the recording's time outside MPI between MPI_Init and
+    // MPI_Finalize, as its report gives it (it used to hold MPI_Init's time as well).
+    const Result rep = run({kMstep, "report", from.at("repetition_traces").at(k).get<std::string>(), "--format", "json"},
+                           no_default_params(dir));
+    REQUIRE(rep.code == 0);
+    const json rj = parse_json(rep.out);
+    double spans = 0;
+    for (const json& v : rj.at("rank_actual_s")) spans += v.get<double>();
+    const double computation = spans - rj.at("mpi_time_s").get<double>() - rj.at("tool_time_s").get<double>();
+    CHECK(c.at("computation_s").get<double>() == Approx(computation).epsilon(1e-6));
+    CHECK(c.at("computation_s").get<double>() < spans);
   }
   // The computation of each recording against the other's: one pair sees one ratio both ways.
   const double d0 = cross.at(0).at("computation_diff_pct"), d1 = cross.at(1).at("computation_diff_pct");

@@ -12,13 +12,15 @@ namespace mstep::cli {
 
 namespace {
 
-// All ranks' time outside MPI from MPI_Init's exit to MPI_Finalize's entry.
+// All ranks' time outside MPI from MPI_Init's exit to MPI_Finalize's entry: the ranks' spans less
+// their time in MPI and in trace flushes. Report::mpi_s counts neither MPI_Init nor MPI_Finalize:
+// both lie outside the spans (each from the first rank's MPI_Init exit; the ranks leave MPI_Init
+// together). Until stop 42 their time was subtracted from mpi_s once more, which added MPI_Init's
+// 0.1-0.25 s a rank to the computation of runs of 15 ms and made that column MPI_Init's.
 double computation_s(const model::Report& r) {
   double span = 0;
   for (double s : r.rank_actual_s) span += s;
-  const double in_mpi = r.mpi_s - r.mpi[static_cast<std::size_t>(Op::Init)].seconds -
-                        r.mpi[static_cast<std::size_t>(Op::Finalize)].seconds + r.tool_s;
-  return span - in_mpi;
+  return span - r.mpi_s - r.tool_s;
 }
 
 // The computation of a run's trace; NaN if it cannot be read.
@@ -40,6 +42,7 @@ CrossRow predict(const std::string& trace_dir, const model::ValidationRow& recor
   c.from = from.name, c.to = to.name;
   c.actual_to_s = actual_to_s;
   c.loggps_s = c.mpm_s = c.loggps_error_pct = c.mpm_error_pct = c.compute_diff_pct = computation = model::kNaN;
+  c.computation_s = c.computation_there_s = model::kNaN;
   try {
     const model::EditedParams net = model::adopt_network(*from.params, *to.params, to.params_file);
     const TraceDir trace = load_trace_dir(trace_dir, std::nullopt, {}, false, /*with_steps=*/false);
@@ -95,8 +98,15 @@ std::vector<CrossRow> cross_transport(const TransportRuns& a, const TransportRun
         // Each run's computation comes with its own prediction: no trace is read twice for it.
         double ca = model::kNaN, cb = model::kNaN;
         CrossRow one = predict(ta, ra, a, xb, b, ca), other = predict(tb, rb, b, xa, a, cb);
-        if (one.error.empty()) one.compute_diff_pct = computation_diff(ca, std::isfinite(cb) ? cb : computation_of(tb));
-        if (other.error.empty()) other.compute_diff_pct = computation_diff(cb, std::isfinite(ca) ? ca : computation_of(ta));
+        const double there_b = std::isfinite(cb) ? cb : computation_of(tb), there_a = std::isfinite(ca) ? ca : computation_of(ta);
+        if (one.error.empty()) {
+          one.computation_s = ca, one.computation_there_s = there_b;
+          one.compute_diff_pct = computation_diff(ca, there_b);
+        }
+        if (other.error.empty()) {
+          other.computation_s = cb, other.computation_there_s = there_a;
+          other.compute_diff_pct = computation_diff(cb, there_a);
+        }
         ab.push_back(std::move(one));
         ba.push_back(std::move(other));
       }
@@ -140,6 +150,7 @@ nlohmann::json cross_json(std::span<const CrossRow> rows) {
                  {"predicted_for", r.to}, {"actual_s", r.actual_to_s}, {"loggps_s", num(r.loggps_s)},
                  {"loggps_error_pct", num(r.loggps_error_pct)}, {"mpm_s", num(r.mpm_s)},
                  {"mpm_error_pct", num(r.mpm_error_pct)}, {"computation_diff_pct", num(r.compute_diff_pct)},
+                 {"computation_s", num(r.computation_s)}, {"computation_there_s", num(r.computation_there_s)},
                  {"pairs", r.pairs}, {"loggps_error_pct_pairs", pairs}, {"error", r.error}});
   }
   return j;

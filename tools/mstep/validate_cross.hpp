@@ -25,6 +25,7 @@ struct CrossRow {
   // there, 100 * (recorded - there) / there: a what-if keeps the recorded computation, so a
   // difference here is missed one for one, whatever the network model.
   double compute_diff_pct = 0;
+  double computation_s = 0, computation_there_s = 0;  // the two computations compared (NaN: unknown)
   // The recordings paired with a real run made just before or after it (validate alternates the
   // transports): how many pairs, and each one's LogGPS error; the row's numbers are the pair with
   // the median error. 1 where the rows' repetitions could not be paired (their kept runs are).
