@@ -20,6 +20,7 @@
 #include "model/analysis/sensitivity.hpp"
 #include "model/params/quantity.hpp"
 #include "tools/mstep/commands.hpp"
+#include "tools/mstep/launcher.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"
 
@@ -51,9 +52,13 @@ double record_point(const SensitivityOptions& o, const fs::path& dir, const std:
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) fail(1, fmt::format("cannot fork: {}", std::strerror(errno)));
   if (child == 0) {
+    // A sensitivity study killed outright (`kill PID`, SIGKILL) ends the run it was recording:
+    // mstep record passes the SIGTERM on to its launcher.
+    end_with_parent(parent);
     for (const char* v : kDelayVariables) ::unsetenv(v);
     if (!variable.empty()) ::setenv(variable.c_str(), value.c_str(), 1);
     const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
