@@ -180,13 +180,13 @@ int run(const RecordOptions& o) {
   // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on, and
   // remembers it: mpiexec.hydra sometimes exits 0 after forwarding a Ctrl-C to its ranks, and an
   // interrupted run must not look like a successful one. A SIGTERM to mstep alone is passed on.
+  // Kept to the end: a Ctrl-C while the leftovers are compressed below is noted, not fatal (a
+  // rank file is replaced by renaming a whole new one over it).
+  LauncherSignals signals(child);
   int status = 0;
-  int signalled = 0;
-  {
-    const LauncherSignals signals(child);
-    wait_noting_a_hang(child, status, fs::path(o.dir) / kMetaFileName, hung_after);
-    signalled = LauncherSignals::received();
-  }
+  wait_noting_a_hang(child, status, fs::path(o.dir) / kMetaFileName, hung_after);
+  signals.launcher_ended();
+  const int signalled = LauncherSignals::received();
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (code == 0 && signalled != 0) code = 128 + signalled;
   // The command's own failure comes first; a command that succeeded but left no trace (or a

@@ -46,6 +46,8 @@ LauncherSignals::~LauncherSignals() {
   g_launcher = 0;
 }
 
+void LauncherSignals::launcher_ended() { g_launcher = 0; }
+
 int LauncherSignals::received() { return g_received; }
 
 void end_with_parent(pid_t parent) {

@@ -24,6 +24,8 @@ class LauncherSignals {
   ~LauncherSignals();
   LauncherSignals(const LauncherSignals&) = delete;
   LauncherSignals& operator=(const LauncherSignals&) = delete;
+  // The launcher was reaped: nothing is passed on any more (its pid may be reused).
+  void launcher_ended();
   // The last SIGINT or SIGTERM received while in scope; 0 if none.
   static int received();
 };
