@@ -163,6 +163,33 @@ TEST_CASE("mstep sensitivity: measured slowdown under added L beside each model'
   }
   CHECK(fs::exists(dir / "sens" / "baseline-1" / "meta.json"));
   CHECK(fs::exists(dir / "sens" / "L=200us-1" / "meta.json"));
+  // 8-byte messages, S = 8256 B: no rendezvous, no note about it; its MPI_Barrier is not delayed.
+  bool barrier_said = false;
+  for (const json& n : j.at("notes")) {
+    CHECK(n.get<std::string>().find("bytes or more") == std::string::npos);
+    barrier_said = barrier_said || n.get<std::string>().find(
+                                       " (all ranks): the apparatus does not delay MPICH's own collectives") !=
+                                       std::string::npos;
+  }
+  CHECK(barrier_said);
+}
+
+TEST_CASE("mstep sensitivity says where the apparatus and LogGPS's rendezvous differ", "[report]") {
+  // The same parameters with S = 4 B: every 8-byte message of the run is a rendezvous to LogGPS,
+  // whose handshake pays the added L three times where the apparatus adds it once.
+  const fs::path dir = test_dir();
+  std::ofstream(dir / "params.json") << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10,
+    "Gl": 1e-10, "s": 4, "S": 4})";
+  const Result r = run({kMstep, "sensitivity", "-o", (dir / "sens").string(), "--params", (dir / "params.json").string(),
+                        "--sweep", "L=0,5us", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "5"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const json j = parse_json(r.out);
+  bool said = false;
+  for (const json& n : j.at("notes"))
+    said = said || (n.get<std::string>().find("messages are of S = 4 bytes or more: the apparatus holds each one's "
+                                              "completion to its send's start plus the added L once") != std::string::npos);
+  CHECK(said);
 }
 
 TEST_CASE("mstep sensitivity killed outright (SIGKILL): the run it was recording ends too", "[report]") {
