@@ -9,14 +9,20 @@
 //   pairs (MSTEP_DELAY_PAIRS=FILE): L per pair of ranks, added to MSTEP_DELAY_L (two clusters
 //     joined by a slow link, or a full matrix: format/delay_pairs.hpp);
 //   L (MSTEP_DELAY_L): a message cannot complete at its receiver before its send started plus L,
-//     with no CPU cost to the sender. Each send carries its start time in an 8-byte message on a
+//     with no CPU cost to the sender. Each send carries that time in an 8-byte message on a
 //     private duplicate of MPI_COMM_WORLD (same tag, sent first, so it is there when the message
 //     is); the receiving wrapper takes it and waits until then. Ranks share CLOCK_MONOTONIC (one
 //     host) or are corrected by the offset to rank 0 measured at MPI_Init.
+//   rendezvous (MSTEP_DELAY_RNDV=S bytes): a message of S bytes or more is paid what LogGPS
+//     charges a rendezvous for the added parameters (MODELS.md section 3, T4 T5 T1 T2 T3): the
+//     added L three times (request, reply, data) and its k G on the wire (not on the sender's CPU),
+//     the added o three times at each end, and a blocking send is held until its data could have
+//     been delivered (MPICH's sends return then: README, "The rendezvous as measured"). Without
+//     it every message is paid as an eager one.
 // Applied to point-to-point messages: blocking and nonblocking sends, Recv, the Wait/Test family
 // for receive requests, Sendrecv, wildcard receives (the actual source), and the messages of
 // libmstep's substitute collectives (interpose/substitute.hpp). Not to MPICH's own collectives, and
-// rendezvous sends are not held back for their handshake (README.md, "The delay apparatus").
+// a nonblocking rendezvous send's Wait is not held (README.md, "The delay apparatus").
 #pragma once
 
 #include <cstdint>
@@ -32,6 +38,7 @@ namespace mstep {
 // Seconds, read from the environment. Negative: not set.
 struct DelaySettings {
   double L = -1, o = -1, gap = -1, per_byte = -1;
+  std::uint64_t rndv = 0;  // MSTEP_DELAY_RNDV: messages of this many bytes or more are rendezvous (0: none)
   std::string pairs_file;  // MSTEP_DELAY_PAIRS: per-pair added latency (format/delay_pairs.hpp)
   std::string error;  // a setting that could not be read, in one line
   bool any() const { return L >= 0 || o >= 0 || gap >= 0 || per_byte >= 0 || !pairs_file.empty(); }
@@ -54,8 +61,12 @@ class DelayApparatus {
 
   // Before the PMPI send of `bytes` bytes to world rank `peer` with `tag` (not MPI_PROC_NULL).
   void before_send(std::int32_t peer, int tag, std::uint64_t bytes);
-  // After a receive from world rank `source` with `tag` completed (not MPI_PROC_NULL).
-  void after_recv(std::int32_t source, int tag);
+  // After a blocking send's PMPI call returned: a rendezvous-sized one (the last before_send) is
+  // held until its data could have been delivered.
+  void after_blocking_send();
+  // After a receive of `bytes` bytes from world rank `source` with `tag` completed (not
+  // MPI_PROC_NULL).
+  void after_recv(std::int32_t source, int tag, std::uint64_t bytes);
 
  private:
   static std::int64_t now_ns();
@@ -65,6 +76,8 @@ class DelayApparatus {
   DelaySettings settings_;
   std::int64_t o_ns_ = 0, gap_ns_ = 0, L_ns_ = 0;
   double per_byte_ns_ = 0;
+  std::uint64_t rndv_bytes_ = UINT64_MAX;  // MSTEP_DELAY_RNDV
+  std::int64_t delivered_ns_ = INT64_MIN;  // the last rendezvous send's delivery (this rank's clock)
   bool carry_time_ = false;          // L or pairs set: send times travel on shadow_
   PairLatency pairs_;                // added per (sender, receiver), on top of L
   int rank_ = 0;

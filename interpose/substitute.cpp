@@ -45,15 +45,18 @@ struct Wire {
   const CommInfo* comm = nullptr;  // the application's communicator; null: no delay
 
   int send(const void* buf, int count, MPI_Datatype type, int dest) const {
-    if (comm) [[unlikely]]
-      g_delay.before_send(comm->world_rank(dest), kDelayTag, bytes_of(count, type));
-    return PMPI_Send(buf, count, type, dest, kTag, pc);
+    if (!comm) [[likely]]
+      return PMPI_Send(buf, count, type, dest, kTag, pc);
+    g_delay.before_send(comm->world_rank(dest), kDelayTag, bytes_of(count, type));
+    const int rc = PMPI_Send(buf, count, type, dest, kTag, pc);
+    g_delay.after_blocking_send();
+    return rc;
   }
   int recv(void* buf, int count, MPI_Datatype type, int source) const {
     MPI_Status st;
     const int rc = PMPI_Recv(buf, count, type, source, kTag, pc, &st);
     if (comm && rc == MPI_SUCCESS) [[unlikely]]
-      g_delay.after_recv(comm->world_rank(st.MPI_SOURCE), kDelayTag);
+      g_delay.after_recv(comm->world_rank(st.MPI_SOURCE), kDelayTag, bytes_of(count, type));
     return rc;
   }
   int exchange(int dest, int source) const {
@@ -63,7 +66,7 @@ struct Wire {
       g_delay.before_send(comm->world_rank(dest), kDelayTag, 0);
     const int rc = PMPI_Sendrecv(&out, 0, MPI_BYTE, dest, kTag, &in, 0, MPI_BYTE, source, kTag, pc, &st);
     if (comm && rc == MPI_SUCCESS) [[unlikely]]
-      g_delay.after_recv(comm->world_rank(st.MPI_SOURCE), kDelayTag);
+      g_delay.after_recv(comm->world_rank(st.MPI_SOURCE), kDelayTag, 0);
     return rc;
   }
 };

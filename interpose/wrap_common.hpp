@@ -99,11 +99,11 @@ inline std::uint64_t bytes_to_others(const int* counts, int n, int self, MPI_Dat
 }
 [[gnu::noinline]] inline void delay_recv(MPI_Comm comm, const MPI_Status& st) {
   if (st.MPI_SOURCE == MPI_PROC_NULL || st.MPI_SOURCE < 0) return;
-  g_delay.after_recv(g_recorder.comm(comm).world_rank(st.MPI_SOURCE), st.MPI_TAG);
+  g_delay.after_recv(g_recorder.comm(comm).world_rank(st.MPI_SOURCE), st.MPI_TAG, received_bytes(st));
 }
 [[gnu::noinline]] inline void delay_recv(const CommInfo& c, const MPI_Status& st) {
   if (st.MPI_SOURCE == MPI_PROC_NULL || st.MPI_SOURCE < 0) return;
-  g_delay.after_recv(c.world_rank(st.MPI_SOURCE), st.MPI_TAG);
+  g_delay.after_recv(c.world_rank(st.MPI_SOURCE), st.MPI_TAG, received_bytes(st));
 }
 
 }  // namespace mstep

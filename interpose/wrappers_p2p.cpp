@@ -10,8 +10,10 @@ using namespace mstep;
                             MPI_Comm comm) {                                                   \
     if (!g_recorder.active()) return PMPI_##NAME(buf, count, type, dest, tag, comm);           \
     Event e = begin_event(Op::NAME, MSTEP_CALLER);                                             \
-    if (g_delay.on()) [[unlikely]] delay_send(comm, dest, tag, count, type);                   \
+    const bool delayed = g_delay.on();                                                         \
+    if (delayed) [[unlikely]] delay_send(comm, dest, tag, count, type);                        \
     const int rc = PMPI_##NAME(buf, count, type, dest, tag, comm);                             \
+    if (delayed && dest != MPI_PROC_NULL) [[unlikely]] g_delay.after_blocking_send();          \
     e.t_exit = now_ticks();                                                                    \
     const CommInfo& c = g_recorder.comm(comm);                                                 \
     e.peer = c.world_rank(dest);                                                               \

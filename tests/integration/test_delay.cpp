@@ -81,6 +81,29 @@ TEST_CASE("the delay apparatus adds latency L to every message, without sender C
   CHECK(d.phases.sendrecv >= kRounds * L);
 }
 
+TEST_CASE("the delay apparatus pays a rendezvous-sized message what LogGPS charges it (MSTEP_DELAY_RNDV)") {
+  // S = 8 bytes: every 8-byte message of delay.c is a rendezvous to the apparatus. L crosses three
+  // times (request, reply, data), o is paid three times at each end, and a blocking send is held
+  // until its data could have been delivered.
+  const double L = 100e-6;
+  const Delayed d = run_delayed({{"MSTEP_DELAY_L", "100us"}, {"MSTEP_DELAY_RNDV", "8"}});
+  REQUIRE(d.meta.contains("delay"));
+  CHECK(d.meta["delay"]["rendezvous_bytes"].get<int>() == 8);
+  CHECK(d.phases.pingpong >= 2 * kRounds * 3 * L);
+  CHECK(median_duration(d.dir, "MPI_Send", 1) >= 3 * L * 0.99);
+  CHECK(median_duration(d.dir, "MPI_Recv", 1) >= 3 * L * 0.99);
+  const double o = 50e-6;
+  const Delayed od = run_delayed({{"MSTEP_DELAY_O", "50us"}, {"MSTEP_DELAY_RNDV", "8"}});
+  CHECK(od.phases.pingpong >= 4 * kRounds * 3 * o);
+  // Below S nothing changes: 8-byte messages with S = 9 are eager.
+  const Delayed eager = run_delayed({{"MSTEP_DELAY_L", "100us"}, {"MSTEP_DELAY_RNDV", "9"}});
+  CHECK(median_duration(eager.dir, "MPI_Send", 1) < L / 4);
+  const Delayed bad = run_delayed({{"MSTEP_DELAY_L", "100us"}, {"MSTEP_DELAY_RNDV", "8k"}});
+  CHECK(bad.err.find("mstep: MSTEP_DELAY_RNDV='8k' is not a number of bytes of 1 or more; no delay applied\n") !=
+        std::string::npos);
+  CHECK_FALSE(bad.meta.contains("delay"));
+}
+
 TEST_CASE("the delay apparatus adds a latency per pair of ranks (MSTEP_DELAY_PAIRS)") {
   // Rank 0 to 1: 50 us; 1 to 0: 150 us. A ping-pong round trip is one of each.
   const fs::path table = test_dir() / "pairs.json";
@@ -174,21 +197,35 @@ TEST_CASE("mstep sensitivity: measured slowdown under added L beside each model'
   CHECK(barrier_said);
 }
 
-TEST_CASE("mstep sensitivity says where the apparatus and LogGPS's rendezvous differ", "[report]") {
-  // The same parameters with S = 4 B: every 8-byte message of the run is a rendezvous to LogGPS,
-  // whose handshake pays the added L three times where the apparatus adds it once.
+TEST_CASE("mstep sensitivity tells the apparatus S, and says where it and LogGPS's rendezvous still differ",
+          "[report]") {
+  // S = 4 B: every 8-byte message of the run is a rendezvous to LogGPS, and to the apparatus, which
+  // gets S from the parameter file: its added L then crosses three times, as LogGPS's does.
   const fs::path dir = test_dir();
   std::ofstream(dir / "params.json") << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10,
     "Gl": 1e-10, "s": 4, "S": 4})";
-  const Result r = run({kMstep, "sensitivity", "-o", (dir / "sens").string(), "--params", (dir / "params.json").string(),
-                        "--sweep", "L=0,5us", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "5"});
+  Result r = run({kMstep, "sensitivity", "-o", (dir / "sens").string(), "--params", (dir / "params.json").string(),
+                  "--sweep", "L=0,100us", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "5"});
   INFO(r.err);
   REQUIRE(r.code == 0);
-  const json j = parse_json(r.out);
+  json j = parse_json(r.out);
+  std::ifstream meta(dir / "sens" / "L=100us-1" / "meta.json");
+  std::stringstream meta_text;
+  meta_text << meta.rdbuf();
+  CHECK(parse_json(meta_text.str()).at("delay").at("rendezvous_bytes") == 4);
+  for (const json& n : j.at("notes")) CHECK(n.get<std::string>().find("bytes or more") == std::string::npos);
+  // 5 ping-pong rounds (10 one-way messages) and 10 exchange and Sendrecv rounds: 20 one-way
+  // latencies in a row at least, each 3 x 100 us now.
+  CHECK(j.at("points").at(1).at("actual_s").get<double>() >= 20 * 300e-6);
+  // G: the apparatus puts a rendezvous's k G on the wire; the raised Os is paid by eager messages only.
+  r = run({kMstep, "sensitivity", "-f", "-o", (dir / "sens").string(), "--params", (dir / "params.json").string(),
+           "--sweep", "G=0,1ns/B", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "5"});
+  REQUIRE(r.code == 0);
+  j = parse_json(r.out);
   bool said = false;
   for (const json& n : j.at("notes"))
-    said = said || (n.get<std::string>().find("messages are of S = 4 bytes or more: the apparatus holds each one's "
-                                              "completion to its send's start plus the added L once") != std::string::npos);
+    said = said || (n.get<std::string>().find("messages are of S = 4 bytes or more: the apparatus puts their k G on "
+                                              "the wire") != std::string::npos);
   CHECK(said);
 }
 
