@@ -182,6 +182,31 @@ inline Result run(const std::vector<std::string>& argv, const Env& env = {}, con
   return r;
 }
 
+// Asks `done` every `poll` until it says yes or `seconds` have passed; its last answer.
+template <class Done>
+bool wait_until(Done done, double seconds, std::chrono::milliseconds poll = std::chrono::milliseconds(100)) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+    std::this_thread::sleep_for(poll);
+  }
+  return true;
+}
+
+// Whether a process whose command line matches the regular expression `pattern` runs (pgrep -f).
+inline bool running(const std::string& pattern, const fs::path& cwd) {
+  return !run({"pgrep", "-f", pattern}, {}, cwd, 10).out.empty();
+}
+
+// `parent` (an mstep that starts jobs) killed outright, by SIGKILL as a harness's timeout does,
+// once a process of its job (matching `pattern`) runs: that process ends too, within 20 s.
+inline void check_job_ends_with(Child& parent, const std::string& pattern, const fs::path& cwd) {
+  REQUIRE(wait_until([&] { return running(pattern, cwd); }, 30));
+  REQUIRE(::kill(parent.pid(), SIGKILL) == 0);
+  parent.wait(10);
+  CHECK(wait_until([&] { return !running(pattern, cwd); }, 20));
+}
+
 inline std::vector<std::string> lines_of(const std::string& s) {
   std::vector<std::string> v;
   std::istringstream in(s);

@@ -235,17 +235,7 @@ TEST_CASE("mstep sensitivity killed outright (SIGKILL): the run it was recording
   Child s({kMstep, "sensitivity", "-o", (dir / "sens").string(), "--params", params.string(), "--sweep", "L=0,5us",
            "--", kMpiexec, "-n", "2", "/bin/sleep", "7931"},
           {}, dir);
-  auto sleepers = [&] { return run({"pgrep", "-f", "^/bin/sleep 7931"}, {}, dir, 10).out; };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline && sleepers().empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  REQUIRE_FALSE(sleepers().empty());
-  REQUIRE(::kill(s.pid(), SIGKILL) == 0);
-  s.wait(10);
-  const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < gone_by && !sleepers().empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  CHECK(sleepers().empty());
+  check_job_ends_with(s, "^/bin/sleep 7931", dir);
 }
 
 TEST_CASE("mstep sensitivity refuses a bad sweep and a missing parameter file in one line") {

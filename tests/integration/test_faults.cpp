@@ -24,6 +24,18 @@ struct SmallDisk {
   }
 };
 
+// Until rank 1 of the job recording into `dir` has written its first frames (at most a minute;
+// the test's signal goes out then either way).
+void wait_until_recording(const fs::path& dir) {
+  (void)wait_until(
+      [&] {
+        std::error_code ec;
+        const auto bytes = fs::file_size(dir / "rank-00001.mst", ec);
+        return !ec && bytes > 2048;
+      },
+      60, std::chrono::milliseconds(20));
+}
+
 }  // namespace
 
 // killed.c, 20000 rounds, no pause: 40 thousand calls per rank, some 200 KB of trace per rank.
@@ -103,11 +115,7 @@ TEST_CASE("SIGINT to mpiexec: a readable trace, and record exits with mpiexec's 
   const fs::path dir = test_dir() / "trace";
   Child job(record_argv(dir, {"--buffer", "8k"}, {kMpiexec, "-n", "2", prog("killed"), "60", "50"}), {},
             dir.parent_path());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  std::error_code ec;
-  while (std::chrono::steady_clock::now() < deadline &&
-         !(fs::file_size(dir / "rank-00001.mst", ec) > 2048 && !ec))
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_until_recording(dir);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   REQUIRE(::kill(-job.pid(), SIGINT) == 0);
   const Result r = job.wait(60);
@@ -138,11 +146,7 @@ TEST_CASE("SIGTERM to mstep record alone: passed on to mpiexec, which ends the j
   const fs::path dir = test_dir() / "trace";
   Child job(record_argv(dir, {"--buffer", "8k"}, {kMpiexec, "-n", "2", prog("killed"), "60", "50"}), {},
             dir.parent_path());
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  std::error_code ec;
-  while (std::chrono::steady_clock::now() < deadline &&
-         !(fs::file_size(dir / "rank-00001.mst", ec) > 2048 && !ec))
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  wait_until_recording(dir);
   REQUIRE(::kill(job.pid(), SIGTERM) == 0);
   const Result r = job.wait(30);
   UNSCOPED_INFO("mstep record: exit " << r.code << "\nstderr: " << r.err);

@@ -222,17 +222,7 @@ TEST_CASE("validate killed outright (SIGKILL, as a harness's timeout does): the 
   Child v({kMstep, "validate", "--suite", suite.string(), "--quick", "--transport", "shm", "--params", params.string(),
            "-o", (dir / "out").string()},
           {}, dir);
-  auto sleepers = [&] { return run({"pgrep", "-f", "^/bin/sleep 7927"}, {}, dir, 10).out; };
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline && sleepers().empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  REQUIRE_FALSE(sleepers().empty());
-  REQUIRE(::kill(v.pid(), SIGKILL) == 0);
-  v.wait(10);
-  const auto gone_by = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < gone_by && !sleepers().empty())
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  CHECK(sleepers().empty());
+  check_job_ends_with(v, "^/bin/sleep 7927", dir);
 }
 
 TEST_CASE("validate --transport both: the runs over TCP, alternating with shared memory, and the cross table",
