@@ -96,7 +96,7 @@ std::string rendezvous_note(model::SweepParam p, const model::SizesAroundS& size
   return fmt::format("{} of {} messages are of S = {} bytes or more: the apparatus puts their k G on the wire, where "
                      "the raised Os is paid by eager messages only: there the predicted slowdown is not the "
                      "apparatus's",
-                     sizes.at_or_above, sizes.below + sizes.at_or_above, sizes.S);
+                     sizes.at_or_above, sizes.messages(), sizes.S);
 }
 
 // "G=0.5ns/B" as a directory name.

@@ -37,9 +37,9 @@ CaseRuns::CaseRuns(const ValidateOptions& o, const Experiment& x, const Planned&
     row_.error = "not run: " + calibration_error;
     return;
   }
-  const fs::path program = program_path(p.c->program);
+  program_ = program_path(p.c->program).string();
   std::error_code ec;
-  if (!fs::exists(program, ec)) fail_row(fmt::format("program {} not found", program.string()));
+  if (!fs::exists(program_, ec)) fail_row(fmt::format("program {} not found", program_));
 }
 
 bool CaseRuns::done() const { return !row_.ok() || static_cast<int>(reps_.size()) >= o_.repeat; }
@@ -60,7 +60,7 @@ void CaseRuns::record_next() {
   Repetition rep;
   rep.trace = (traces / run_name(p_, i)).string();
   const fs::path log = logs / (run_name(p_, i) + ".log");
-  std::vector<std::string> command{default_launcher(), "-n", std::to_string(p_.ranks), program_path(p_.c->program).string()};
+  std::vector<std::string> command{default_launcher(), "-n", std::to_string(p_.ranks), program_};
   command.insert(command.end(), p_.size->args.begin(), p_.size->args.end());
   std::vector<std::string> argv{self_exe().string(), "record", "-f", "-o", rep.trace, "--"};
   argv.insert(argv.end(), command.begin(), command.end());

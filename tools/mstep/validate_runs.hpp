@@ -66,6 +66,7 @@ class CaseRuns {
   const Planned& p_;
   model::ValidationRow row_;
   std::string what_;  // "ring 1k at 2 ranks [tcp]", for messages
+  std::string program_;  // the case's program, as found (validate_suite.hpp, program_path)
   std::vector<Repetition> reps_;
 };
 
