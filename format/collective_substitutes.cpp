@@ -31,6 +31,14 @@ std::optional<BcastAlgo> parse_bcast_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<AllreduceAlgo> parse_allreduce_name(std::string_view name) {
+  if (name.empty() || name == "mpi") return AllreduceAlgo::Mpi;
+  if (name == "recursive_doubling") return AllreduceAlgo::RecursiveDoubling;
+  if (name == "reduce_scatter_allgather") return AllreduceAlgo::ReduceScatterAllgather;
+  if (name == "pt2pt") return AllreduceAlgo::Pt2pt;
+  return std::nullopt;
+}
+
 std::string barrier_name(BarrierName b) {
   switch (b.algo) {
     case BarrierAlgo::Mpi: return "mpi";
@@ -49,6 +57,16 @@ const char* bcast_name(BcastAlgo a) {
     case BcastAlgo::Binomial: return "binomial";
     case BcastAlgo::Esssp: return "esssp";
     case BcastAlgo::Auto: return "auto";
+  }
+  return "mpi";
+}
+
+const char* allreduce_name(AllreduceAlgo a) {
+  switch (a) {
+    case AllreduceAlgo::Mpi: return "mpi";
+    case AllreduceAlgo::RecursiveDoubling: return "recursive_doubling";
+    case AllreduceAlgo::ReduceScatterAllgather: return "reduce_scatter_allgather";
+    case AllreduceAlgo::Pt2pt: return "pt2pt";
   }
   return "mpi";
 }

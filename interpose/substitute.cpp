@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "interpose/substitute_allreduce.hpp"
+#include "interpose/substitute_wire.hpp"
 #include "interpose/wrap_common.hpp"
 #include "model/cost/bcast_plan.hpp"
 #include "model/cost/collectives.hpp"
@@ -23,53 +25,6 @@ namespace mstep {
 Substitutes g_substitutes;
 
 namespace {
-
-constexpr int kTag = 0;  // the private communicator carries nothing else
-
-// The first failing return code of a sequence of calls.
-struct Rc {
-  int rc = MPI_SUCCESS;
-  void operator()(int r) {
-    if (rc == MPI_SUCCESS) rc = r;
-  }
-};
-
-// The substitutes' point-to-point calls on the private communicator, through the delay apparatus
-// when it is on (Martin's method then applies to every message of these collectives as to the
-// application's own). The carried send times use their own tag, so they never pair with those of
-// the application's messages between the same ranks.
-constexpr int kDelayTag = 32767;  // the largest tag MPI guarantees
-
-struct Wire {
-  MPI_Comm pc = MPI_COMM_NULL;
-  const CommInfo* comm = nullptr;  // the application's communicator; null: no delay
-
-  int send(const void* buf, int count, MPI_Datatype type, int dest) const {
-    if (!comm) [[likely]]
-      return PMPI_Send(buf, count, type, dest, kTag, pc);
-    g_delay.before_send(comm->world_rank(dest), kDelayTag, bytes_of(count, type));
-    const int rc = PMPI_Send(buf, count, type, dest, kTag, pc);
-    g_delay.after_blocking_send();
-    return rc;
-  }
-  int recv(void* buf, int count, MPI_Datatype type, int source) const {
-    MPI_Status st;
-    const int rc = PMPI_Recv(buf, count, type, source, kTag, pc, &st);
-    if (comm && rc == MPI_SUCCESS) [[unlikely]]
-      g_delay.after_recv(comm->world_rank(st.MPI_SOURCE), kDelayTag, bytes_of(count, type));
-    return rc;
-  }
-  int exchange(int dest, int source) const {
-    char out = 0, in = 0;
-    MPI_Status st;
-    if (comm) [[unlikely]]
-      g_delay.before_send(comm->world_rank(dest), kDelayTag, 0);
-    const int rc = PMPI_Sendrecv(&out, 0, MPI_BYTE, dest, kTag, &in, 0, MPI_BYTE, source, kTag, pc, &st);
-    if (comm && rc == MPI_SUCCESS) [[unlikely]]
-      g_delay.after_recv(comm->world_rank(st.MPI_SOURCE), kDelayTag, 0);
-    return rc;
-  }
-};
 
 // MPIR_Bcast_intra_binomial's schedule on relative ranks: receive from the parent at the lowest
 // set bit of rel, then send to rel + mask for the masks below it (the root: below n rounded up).
@@ -234,17 +189,21 @@ int delete_private(MPI_Comm, int, void* value, void*) {
 
 }  // namespace
 
-SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast) {
+SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce) {
   SubstituteSettings s;
-  const std::string_view b = barrier ? barrier : "", c = bcast ? bcast : "";
+  const std::string_view b = barrier ? barrier : "", c = bcast ? bcast : "", a = allreduce ? allreduce : "";
   const std::optional<BarrierName> bn = parse_barrier_name(b);
   const std::optional<BcastAlgo> cn = parse_bcast_name(c);
+  const std::optional<AllreduceAlgo> an = parse_allreduce_name(a);
   if (!bn)
     s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
   else if (!cn)
     s.error = fmt::format("MSTEP_BCAST='{}' is not mpi, flat, binomial, esssp or auto", c);
+  else if (!an)
+    s.error = fmt::format("MSTEP_ALLREDUCE='{}' is not mpi, recursive_doubling, reduce_scatter_allgather or pt2pt", a);
   else
-    s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn;
+    s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn,
+    s.allreduce = *an;
   return s;
 }
 
@@ -290,7 +249,7 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
 }
 
 void Substitutes::start(int world_rank) {
-  settings_ = parse_substitute_settings(std::getenv("MSTEP_BARRIER"), std::getenv("MSTEP_BCAST"));
+  settings_ = parse_substitute_settings(std::getenv("MSTEP_BARRIER"), std::getenv("MSTEP_BCAST"), std::getenv("MSTEP_ALLREDUCE"));
   const bool auto_barrier = settings_.barrier == BarrierAlgo::Auto;
   const bool esssp = settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto;  // full LogGPS
   if (auto_barrier || esssp) {
@@ -305,7 +264,7 @@ void Substitutes::start(int world_rank) {
   }
   if (!settings_.error.empty() && world_rank == 0)
     std::fprintf(stderr, "mstep: %s; MPICH's own collectives run\n", settings_.error.c_str());
-  if ((barrier_on() || bcast_on()) && keyval_ == MPI_KEYVAL_INVALID)
+  if (any_on() && keyval_ == MPI_KEYVAL_INVALID)
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_private, &keyval_, nullptr);
 }
 
@@ -327,8 +286,9 @@ std::string Substitutes::json() const {
   // What auto weighed MPICH's own collectives at, so that a report makes the same choices.
   if ((settings_.barrier == BarrierAlgo::Auto || settings_.bcast == BcastAlgo::Auto) && !settings_.mpich.empty())
     logp += fmt::format(R"(, "mpich": {})", model::collective_times_json(settings_.mpich).dump());
-  return fmt::format(R"({{"barrier": "{}", "bcast": "{}"{}}})",
-                     barrier_name({settings_.barrier, settings_.tree_arity}), bcast_name(settings_.bcast), logp);
+  return fmt::format(R"({{"barrier": "{}", "bcast": "{}", "allreduce": "{}"{}}})",
+                     barrier_name({settings_.barrier, settings_.tree_arity}), bcast_name(settings_.bcast),
+                     allreduce_name(settings_.allreduce), logp);
 }
 
 Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {
@@ -422,6 +382,21 @@ int Substitutes::bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Co
     for (int k = 1; k < n; ++k) rc(w.send(buf, count, type, (root + k) % n));
   }
   return rc.rc;
+}
+
+int Substitutes::allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                           MPI_Comm comm) {
+  // What MPI would reject, or where MPICH has nothing to send, is MPICH's to answer.
+  if (!allreduce_on() || count <= 0 || op == MPI_OP_NULL || type == MPI_DATATYPE_NULL || sendbuf == recvbuf)
+    return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  const MPI_Comm pc = private_comm(comm).pc;
+  if (pc == MPI_COMM_NULL) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  int me = 0, n = 1;
+  PMPI_Comm_rank(pc, &me);
+  PMPI_Comm_size(pc, &n);
+  if (n == 1) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  const Wire w{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
+  return substitute_allreduce(w, settings_.allreduce, sendbuf, recvbuf, count, type, op, me, n);
 }
 
 }  // namespace mstep

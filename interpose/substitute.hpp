@@ -1,8 +1,11 @@
-// Substitute collectives (issue 15): MPI_Barrier and MPI_Bcast run by libmstep's own algorithms
-// over point-to-point messages, so that an algorithm `mstep advise` recommends can be run and
-// measured without changing the application. Chosen by environment variables, read at MPI_Init:
-//   MSTEP_BARRIER = mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
-//   MSTEP_BCAST   = mpi | flat | binomial | esssp | auto
+// Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast and MPI_Allreduce run by libmstep's own
+// algorithms over point-to-point messages, so that an algorithm `mstep advise` recommends can be
+// run and measured without changing the application, and so that the delay apparatus reaches
+// every message of a collective (issue 13). Chosen by environment variables, read at MPI_Init:
+//   MSTEP_BARRIER   = mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
+//   MSTEP_BCAST     = mpi | flat | binomial | esssp | auto
+//   MSTEP_ALLREDUCE = mpi | recursive_doubling | reduce_scatter_allgather | pt2pt
+//     (MPICH 4.0.2's algorithms; pt2pt: the one MPICH chooses: interpose/substitute_allreduce.hpp)
 // "auto" is Zharikov and Paznikov's adaptive barrier: per communicator size, the algorithm (and
 // tree arity) of least predicted time under the LogP parameters L, o and g of the calibrated
 // parameter file ($MSTEP_PARAMS, else ~/.config/mstep/params.json), o_s = o_r = o
@@ -49,6 +52,7 @@ struct SubstituteSettings {
   BarrierAlgo barrier = BarrierAlgo::Mpi;
   int tree_arity = 2;
   BcastAlgo bcast = BcastAlgo::Mpi;
+  AllreduceAlgo allreduce = AllreduceAlgo::Mpi;
   model::LogGPSParams loggps;  // barrier auto: its L, o and g; bcast esssp and auto: all of it, every pair's network
   // auto: MPI_Barrier and MPI_Bcast as `mstep calibrate` measured them (the parameter file's
   // "collectives"; absent: none), MPICH's cost beyond their messages, which auto weighs.
@@ -61,21 +65,24 @@ struct SubstituteSettings {
 // `setting`, when the file cannot be read or lacks them.
 bool read_params_for(const std::string& path, const char* setting, bool full, SubstituteSettings& s);
 
-// Parses the two settings (null or empty: "mpi"); error names the first bad one and what is
-// accepted, and leaves both at "mpi".
-SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast);
+// Parses the settings (null or empty: "mpi"); error names the first bad one and what is accepted,
+// and leaves all at "mpi".
+SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce = nullptr);
 
 class Substitutes {
  public:
-  // At MPI_Init on every rank: reads MSTEP_BARRIER and MSTEP_BCAST.
+  // At MPI_Init on every rank: reads MSTEP_BARRIER, MSTEP_BCAST and MSTEP_ALLREDUCE.
   void start(int world_rank);
   bool barrier_on() const { return settings_.barrier != BarrierAlgo::Mpi; }
   bool bcast_on() const { return settings_.bcast != BcastAlgo::Mpi; }
-  // meta.json's "collectives" object: {"barrier": "tree:4", "bcast": "mpi"}.
+  bool allreduce_on() const { return settings_.allreduce != AllreduceAlgo::Mpi; }
+  bool any_on() const { return barrier_on() || bcast_on() || allreduce_on(); }
+  // meta.json's "collectives" object: {"barrier": "tree:4", "bcast": "mpi", "allreduce": "mpi"}.
   std::string json() const;
 
   int barrier(MPI_Comm comm);
   int bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
+  int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 
  private:
   // The private duplicate of `comm`, made on first use, with the barrier that runs on it (auto:

@@ -1,5 +1,6 @@
-// Blocking collective wrappers: what each records is in coll_record.hpp. Barrier and Bcast go
-// through libmstep's substitutes (interpose/substitute.hpp), which are MPICH's own unless asked.
+// Blocking collective wrappers: what each records is in coll_record.hpp. Barrier, Bcast and
+// Allreduce go through libmstep's substitutes (interpose/substitute.hpp), which are MPICH's own
+// unless asked.
 #include "interpose/coll_record.hpp"
 #include "interpose/substitute.hpp"
 
@@ -37,9 +38,9 @@ extern "C" int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Dat
 
 extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                              MPI_Op op, MPI_Comm comm) {
-  if (!g_recorder.active()) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  if (!g_recorder.active()) return g_substitutes.allreduce(sendbuf, recvbuf, count, type, op, comm);
   Event e = begin_event(Op::Allreduce, MSTEP_CALLER);
-  const int rc = PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  const int rc = g_substitutes.allreduce(sendbuf, recvbuf, count, type, op, comm);
   Coll k = finish_coll(e, comm);
   bytes_allreduce(k, count, type);
   g_recorder.record(k.e);

@@ -16,7 +16,7 @@ int start_recording(int rc, std::uint64_t t_enter, Op op, void* ret) {
   g_delay.start(g_recorder.rank(), g_recorder.init_offset_ns());
   if (g_delay.on()) g_recorder.note_delay(g_delay.json());
   g_substitutes.start(g_recorder.rank());
-  if (g_substitutes.barrier_on() || g_substitutes.bcast_on()) g_recorder.note_collectives(g_substitutes.json());
+  if (g_substitutes.any_on()) g_recorder.note_collectives(g_substitutes.json());
   Event e;
   e.op = op;
   e.callsite = g_recorder.callsite(ret);

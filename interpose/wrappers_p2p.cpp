@@ -122,7 +122,10 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
   if (g_delay.on()) [[unlikely]] delay_send(comm, dest, sendtag, sendcount, sendtype);
   const int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                recvtype, source, recvtag, comm, st);
-  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] delay_recv(comm, *st);
+  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] {
+    delay_recv(comm, *st);
+    if (dest != MPI_PROC_NULL) g_delay.after_blocking_send();  // a rendezvous send: held to its delivery
+  }
   e.t_exit = now_ticks();
   record_sendrecv(e, comm, dest, sendtag, bytes_of(sendcount, sendtype), source, recvtag, *st);
   return rc;
@@ -138,7 +141,10 @@ extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int
   Event e = begin_event(Op::Sendrecv_replace, MSTEP_CALLER);
   if (g_delay.on()) [[unlikely]] delay_send(comm, dest, sendtag, count, type);
   const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st);
-  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] delay_recv(comm, *st);
+  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] {
+    delay_recv(comm, *st);
+    if (dest != MPI_PROC_NULL) g_delay.after_blocking_send();
+  }
   e.t_exit = now_ticks();
   record_sendrecv(e, comm, dest, sendtag, bytes_of(count, type), source, recvtag, *st);
   return rc;

@@ -109,8 +109,17 @@ std::optional<LogGPSParams> recorded_loggps(const std::string& text) {
 
 }  // namespace
 
-CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast) {
+CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
+                                             std::string_view allreduce) {
   CollectiveSubstitutes s;
+  if (const auto a = parse_allreduce_name(allreduce)) {
+    switch (*a) {
+      case AllreduceAlgo::RecursiveDoubling: s.allreduce = CollAlgo::AllreduceRecDbl; break;
+      case AllreduceAlgo::ReduceScatterAllgather: s.allreduce = CollAlgo::AllreduceRabenseifner; break;
+      case AllreduceAlgo::Pt2pt: s.allreduce = CollAlgo::AllreduceRecDbl, s.allreduce_as_mpich = true; break;
+      case AllreduceAlgo::Mpi: break;
+    }
+  }
   if (const auto b = parse_barrier_name(barrier)) {
     switch (b->algo) {
       case BarrierAlgo::Central: s.barrier = CollAlgo::BarrierCentral; break;
@@ -133,7 +142,7 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
 }
 
 CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
-  CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute);
+  CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute, meta.allreduce_substitute);
   if (meta.barrier_substitute == "auto") {
     s.barrier = CollAlgo::BarrierDissemination;
     s.barrier_auto = true;
@@ -216,6 +225,14 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
     case Op::Allreduce:
       s.algo = m <= kAllreduceShortBytes || m / kAssumedElementBytes < pof2 ? CollAlgo::AllreduceRecDbl
                                                                               : CollAlgo::AllreduceRabenseifner;
+      // libmstep's substitute ran it (the blocking call only): MPICH's choice (pt2pt) or the one
+      // asked for, where it can run it (interpose/substitute_allreduce.hpp's allreduce_runs: a
+      // vector of fewer elements than 2^k runs recursive doubling).
+      if (op == Op::Allreduce && subs.allreduce != CollAlgo::Unsupported) {
+        if (!subs.allreduce_as_mpich) s.algo = subs.allreduce;
+        if (s.algo == CollAlgo::AllreduceRabenseifner && m / kAssumedElementBytes < pof2) s.algo = CollAlgo::AllreduceRecDbl;
+        s.substitute = true;
+      }
       break;
     case Op::Gather: s.algo = CollAlgo::GatherBinomial; break;
     case Op::Scatter: s.algo = CollAlgo::ScatterBinomial; break;

@@ -76,12 +76,21 @@ struct CollectiveSubstitutes {
   // `plans` makes the trees that ran; without them the calls keep their recorded durations.
   bool bcast_recorded = false;
   std::shared_ptr<BcastPlans> plans;
-  bool any() const { return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded; }
+  // MSTEP_ALLREDUCE: MPI_Allreduce by libmstep (interpose/substitute_allreduce.hpp): Unsupported
+  // for MPICH's own; AllreduceRecDbl or AllreduceRabenseifner; with allreduce_as_mpich, MPICH's
+  // choice between them (pt2pt). Charged as their messages alone, without MPICH's calibrated residual.
+  CollAlgo allreduce = CollAlgo::Unsupported;
+  bool allreduce_as_mpich = false;
+  bool any() const {
+    return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded ||
+           allreduce != CollAlgo::Unsupported;
+  }
 };
 
-// From meta.json's names ("central", "tree:4", "dissemination", "flat", "binomial", "mpi");
-// an unknown name is MPICH's.
-CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast);
+// From meta.json's names ("central", "tree:4", "dissemination", "flat", "binomial", "pt2pt",
+// "mpi"); an unknown name is MPICH's.
+CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
+                                             std::string_view allreduce = {});
 CollectiveSubstitutes substitutes_of(const RunMeta& meta);
 
 // MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes). Broadcast's short-message

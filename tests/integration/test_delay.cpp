@@ -186,15 +186,21 @@ TEST_CASE("mstep sensitivity: measured slowdown under added L beside each model'
   }
   CHECK(fs::exists(dir / "sens" / "baseline-1" / "meta.json"));
   CHECK(fs::exists(dir / "sens" / "L=200us-1" / "meta.json"));
-  // 8-byte messages, S = 8256 B: no rendezvous, no note about it; its MPI_Barrier is not delayed.
-  bool barrier_said = false;
+  // 8-byte messages, S = 8256 B: no rendezvous, no note about it. Its MPI_Barrier ran as
+  // libmstep's dissemination barrier in every run (the baseline too), so the apparatus delayed it
+  // and there is no note about collectives either.
   for (const json& n : j.at("notes")) {
     CHECK(n.get<std::string>().find("bytes or more") == std::string::npos);
-    barrier_said = barrier_said || n.get<std::string>().find(
-                                       " (all ranks): the apparatus does not delay MPICH's own collectives") !=
-                                       std::string::npos;
+    CHECK(n.get<std::string>().find("ran MPICH's own algorithm") == std::string::npos);
   }
-  CHECK(barrier_said);
+  CHECK(j.at("collective_substitutes") ==
+        json{{"MSTEP_BARRIER", "dissemination"}, {"MSTEP_BCAST", "binomial"}, {"MSTEP_ALLREDUCE", "pt2pt"}});
+  for (const char* run_dir : {"baseline-1", "L=200us-1"}) {
+    std::ifstream meta(dir / "sens" / run_dir / "meta.json");
+    std::stringstream text;
+    text << meta.rdbuf();
+    CHECK(parse_json(text.str()).at("collectives").at("barrier") == "dissemination");
+  }
 }
 
 TEST_CASE("mstep sensitivity tells the apparatus S, and says where it and LogGPS's rendezvous still differ",
@@ -218,15 +224,23 @@ TEST_CASE("mstep sensitivity tells the apparatus S, and says where it and LogGPS
   // latencies in a row at least, each 3 x 100 us now.
   CHECK(j.at("points").at(1).at("actual_s").get<double>() >= 20 * 300e-6);
   // G: the apparatus puts a rendezvous's k G on the wire; the raised Os is paid by eager messages only.
+  // And with MPICH's own collectives kept: its MPI_Barrier is not delayed, and a note says so.
   r = run({kMstep, "sensitivity", "-f", "-o", (dir / "sens").string(), "--params", (dir / "params.json").string(),
-           "--sweep", "G=0,1ns/B", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "5"});
+           "--sweep", "G=0,1ns/B", "--format", "json", "--mpich-collectives", "--", kMpiexec, "-n", "2", prog("delay"),
+           "5"});
   REQUIRE(r.code == 0);
   j = parse_json(r.out);
-  bool said = false;
-  for (const json& n : j.at("notes"))
+  bool said = false, barrier_said = false;
+  for (const json& n : j.at("notes")) {
     said = said || (n.get<std::string>().find("messages are of S = 4 bytes or more: the apparatus puts their k G on "
                                               "the wire") != std::string::npos);
+    barrier_said = barrier_said || n.get<std::string>().find(
+                                       " (all ranks) ran MPICH's own algorithm, which the apparatus does not delay") !=
+                                       std::string::npos;
+  }
   CHECK(said);
+  CHECK(barrier_said);
+  CHECK(j.at("collective_substitutes").empty());
 }
 
 TEST_CASE("mstep sensitivity killed outright (SIGKILL): the run it was recording ends too", "[report]") {

@@ -1,4 +1,4 @@
-// Integration test: libmstep's substitute collectives (MSTEP_BARRIER, MSTEP_BCAST;
+// Integration test: libmstep's substitute collectives (MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE;
 // interpose/substitute.hpp) on collectives.c at 4 ranks (a round on MPI_COMM_WORLD with a
 // Bcast of 10 ints from root 0 and a Barrier, the same round on each half of a parity split, and
 // a Comm_dup/Comm_free). The program checks its own results; pmpi_count_shim counts the
@@ -48,6 +48,8 @@ std::vector<std::string> report_algorithms(const fs::path& dir, const fs::path& 
   return rep.at("collective_algorithms").get<std::vector<std::string>>();
 }
 
+std::string fmt_name(const char* algo, int ranks) { return std::string(algo) + "_" + std::to_string(ranks); }
+
 Result run_with(const fs::path& dir, const std::string& barrier, const std::string& bcast) {
   return record(dir, 4, {prog("collectives")},
                 {{"LD_PRELOAD", kCountShim}, {"MSTEP_BARRIER", barrier}, {"MSTEP_BCAST", bcast}});
@@ -78,7 +80,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     const std::map<int, Counts> want{{0, {8, 4, 0}}, {1, {3, 3, 0}}, {2, {2, 4, 0}}, {3, {2, 4, 0}}};
     CHECK(counts_of(r.err) == want);
     const json m = meta_of(dir);
-    CHECK(m.at("collectives") == json{{"barrier", "central"}, {"bcast", "flat"}});
+    CHECK(m.at("collectives") == json{{"barrier", "central"}, {"bcast", "flat"}, {"allreduce", "mpi"}});
     // The report charges what ran: the substitutes, not MPICH's choice.
     const fs::path params = dir.parent_path() / "params.json";
     std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9,
@@ -102,7 +104,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     check_recorded(r, 4);
     const std::map<int, Counts> want{{0, {3, 0, 3}}, {1, {1, 1, 3}}, {2, {1, 2, 3}}, {3, {0, 2, 3}}};
     CHECK(counts_of(r.err) == want);
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "dissemination"}, {"bcast", "binomial"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "dissemination"}, {"bcast", "binomial"}, {"allreduce", "mpi"}});
   }
   {
     // Barrier, combining tree of arity 2: children of 0 are 1 and 2, of 1 is 3; gather up, then
@@ -113,7 +115,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     check_recorded(r, 4);
     const std::map<int, Counts> want{{0, {7, 3, 0}}, {1, {3, 4, 0}}, {2, {3, 4, 0}}, {3, {2, 4, 0}}};
     CHECK(counts_of(r.err) == want);
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}, {"allreduce", "mpi"}});
   }
   {
     // L = 1 us, o = g = 0, and MPICH's barrier calibrated at 2 us (1 us a round beyond its
@@ -276,4 +278,85 @@ TEST_CASE("substitute collectives: the delay apparatus delays each of their mess
   const json meta = meta_of(dir);
   CHECK(meta.at("delay").at("L") == 5e-5);
   CHECK(meta.at("collectives").at("barrier") == "central");
+}
+
+TEST_CASE("substitute allreduce: MPICH's results to the byte, its algorithms' messages, charged as they ran") {
+  {
+    // allreduce_check compares every case with MPICH's own PMPI_Allreduce, byte for byte: 3 ranks
+    // (one folded in) and 4 (two halving rounds), each algorithm.
+    for (const char* algo : {"pt2pt", "recursive_doubling", "reduce_scatter_allgather"})
+      for (int ranks : {3, 4}) {
+        INFO(algo << " at " << ranks << " ranks");
+        const Result r = record(test_dir() / fmt_name(algo, ranks), ranks, {prog("allreduce_check")},
+                                {{"LD_PRELOAD", kShim}, {"MSTEP_ALLREDUCE", algo}});
+        check_recorded(r, ranks);
+        CHECK(r.out.find("allreduce_check: " + std::to_string(ranks) + " ranks, 168 cases: ok") != std::string::npos);
+      }
+  }
+  // collectives.c at 4 ranks makes 5 MPI_Allreduce calls: 24 and 8 bytes on WORLD and on each half
+  // (2 ranks), 4 bytes on a duplicate of WORLD. Recursive doubling: 2 Sendrecv rounds on 4 ranks,
+  // 1 on 2: 2 + 2 + 1 + 1 + 2 = 8 on every rank. pt2pt: MPICH's choice, which is Rabenseifner's
+  // two rounds for the 24 bytes on 2 ranks (more than 8 bytes, 3 8-byte elements against 2^1) and
+  // recursive doubling elsewhere: 9.
+  const fs::path params = test_dir() / "allreduce_params.json";
+  std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9, "s": null, "S": 1000})";
+  for (const auto& [algo, sendrecvs] : {std::pair{"recursive_doubling", 8L}, {"pt2pt", 9L}, {"mpi", 0L}}) {
+    INFO("MSTEP_ALLREDUCE=" << algo);
+    const fs::path dir = test_dir() / (std::string("count_") + algo);
+    const Result r = record(dir, 4, {prog("collectives")}, {{"LD_PRELOAD", kCountShim}, {"MSTEP_ALLREDUCE", algo}});
+    check_recorded(r, 4);
+    const auto c = counts_of(r.err);
+    REQUIRE(c.size() == 4);
+    for (const auto& [rank, k] : c) CHECK(k == (Counts{0, 0, sendrecvs}));
+    if (std::string(algo) == "mpi") {
+      CHECK_FALSE(meta_of(dir).contains("collectives"));
+      continue;
+    }
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", algo}});
+    // The report charges what ran, without MPICH's calibrated cost beyond the messages.
+    const std::vector<std::string> algos = report_algorithms(dir, params);
+    const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
+    CHECK(has("MPI_Allreduce: recursive doubling (libmstep's substitute for 4 ranks, 4 to 24 bytes; 3 calls)"));
+    if (std::string(algo) == "pt2pt") {
+      CHECK(has("MPI_Allreduce: reduce-scatter + allgather (Rabenseifner) (libmstep's substitute for 2 ranks, 24 bytes; 2 calls)"));
+      CHECK(has("MPI_Allreduce: recursive doubling (libmstep's substitute for 2 ranks, 8 bytes; 2 calls)"));
+    } else {
+      CHECK(has("MPI_Allreduce: recursive doubling (libmstep's substitute for 2 ranks, 8 to 24 bytes; 4 calls)"));
+    }
+  }
+  {
+    INFO("a malformed setting: one line on rank 0's stderr, MPICH's own allreduce runs");
+    const fs::path dir = test_dir() / "allreduce_bad";
+    const Result r = record(dir, 2, {prog("collectives")}, {{"LD_PRELOAD", kCountShim}, {"MSTEP_ALLREDUCE", "rabenseifner"}});
+    check_recorded(r, 2);
+    std::size_t said = 0;
+    for (const auto& l : lines_of(r.err))
+      said += l == "mstep: MSTEP_ALLREDUCE='rabenseifner' is not mpi, recursive_doubling, reduce_scatter_allgather or "
+                   "pt2pt; MPICH's own collectives run";
+    CHECK(said == 1);
+    for (const auto& [rank, k] : counts_of(r.err)) CHECK(k == Counts{});
+  }
+}
+
+TEST_CASE("substitute allreduce: the delay apparatus delays each of its messages") {
+  // MSTEP_DELAY_L=50us at 2 ranks: in each call the rank that enters first cannot leave before the
+  // other entered plus L (the other's send carries its start), so the two ranks' Allreduce times
+  // add up to at least L a call (5% left for the clock offset). cg makes 2 or 3 a step.
+  const auto allreduce_s = [](const fs::path& dir) {
+    const Stats s = stats(dir);
+    double sum = 0, calls = 0;
+    for (const json& rank : s.j.at("per_rank")) {
+      sum += rank.at("time_s").at("MPI_Allreduce").get<double>();
+      calls = rank.at("calls").at("MPI_Allreduce").get<double>();
+    }
+    return std::pair{sum, calls};
+  };
+  const fs::path dir = test_dir() / "allreduce_delayed";
+  const Result r = record(dir, 2, {std::string(EXAMPLES_DIR) + "/cg", "200", "100", "1"},
+                          {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_ALLREDUCE", "pt2pt"}});
+  check_recorded(r, 2);
+  const auto [sum, calls] = allreduce_s(dir);
+  REQUIRE(calls >= 100);
+  CHECK(sum >= 0.95 * 50e-6 * calls);
+  CHECK(meta_of(dir).at("collectives").at("allreduce") == "pt2pt");
 }

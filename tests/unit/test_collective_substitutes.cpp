@@ -20,10 +20,18 @@ TEST_CASE("substitute names: every name reads back as written", "[substitute]") 
   CHECK(parse_barrier_name("")->algo == BarrierAlgo::Mpi);
   CHECK(parse_barrier_name("tree:16")->arity == 16);
   CHECK(*parse_bcast_name("") == BcastAlgo::Mpi);
+  for (const char* name : {"mpi", "recursive_doubling", "reduce_scatter_allgather", "pt2pt"}) {
+    const auto a = parse_allreduce_name(name);
+    REQUIRE(a);
+    CHECK(std::string(allreduce_name(*a)) == name);
+  }
+  CHECK(*parse_allreduce_name("") == AllreduceAlgo::Mpi);
+  CHECK(*parse_allreduce_name("pt2pt") == AllreduceAlgo::Pt2pt);
 }
 
 TEST_CASE("substitute names: what is not in the grammar", "[substitute]") {
   for (const char* name : {"tree:1", "tree:256", "tree:", "tree:4x", "tree:0004", "Central", "dissemination "})
     CHECK_FALSE(parse_barrier_name(name));
   for (const char* name : {"Auto", "essp", "FLAT"}) CHECK_FALSE(parse_bcast_name(name));
+  for (const char* name : {"auto", "rabenseifner", "Pt2pt", "recursive-doubling"}) CHECK_FALSE(parse_allreduce_name(name));
 }

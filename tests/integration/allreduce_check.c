@@ -1,0 +1,123 @@
+/* allreduce_check: MPI_Allreduce through whatever the preload puts in front of MPI (libmstep's
+ * substitute under MSTEP_ALLREDUCE) against MPICH's own PMPI_Allreduce on the same inputs, byte
+ * for byte, on MPI_COMM_WORLD and on the two halves of a parity split, at any number of ranks.
+ * Cases: counts 1, 2, 3, 7, 64, 1000 and 4099 (odd, and more and fewer than the ranks); MPI_INT
+ * with SUM and MAX, MPI_DOUBLE with SUM (integral values: every order of summation is exact),
+ * MPI_2INT with MAXLOC, a strided type (every other int) with a commutative user sum, and a user operation
+ * that is not commutative (composition of affine maps mod 65521, pairs of ints), each with and
+ * without MPI_IN_PLACE. Prints "allreduce_check: N ranks, C cases: ok" on rank 0 when every
+ * result matched; exits 1 otherwise. */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+
+enum { kModulus = 65521 };
+
+/* (a1, b1) then (a2, b2): x -> a2 (a1 x + b1) + b2, as the map invec[i] o inoutvec[i] with the
+ * lower rank's map applied first. */
+static void compose(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  const int* x = in;
+  int* y = inout;
+  for (int i = 0; i < *len; ++i) {
+    const long a1 = x[2 * i], b1 = x[2 * i + 1], a2 = y[2 * i], b2 = y[2 * i + 1];
+    y[2 * i] = (int)((a2 * a1) % kModulus);
+    y[2 * i + 1] = (int)((a2 * b1 + b2) % kModulus);
+  }
+}
+
+/* Sum of ints one every two (the resized type below): a user operation, since MPI's own are not
+ * defined on derived types; commutative. */
+static void add_every_other(void* in, void* inout, int* len, MPI_Datatype* type) {
+  (void)type;
+  const int* x = in;
+  int* y = inout;
+  for (int i = 0; i < *len; ++i) y[2 * i] += x[2 * i];
+}
+
+static int g_cases = 0;
+
+/* One case: `count` elements of `type` whose buffer spans `bytes`; inputs filled by rank. */
+static void run_case(MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count, size_t bytes, int kind) {
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  char* in = malloc(bytes);
+  char* got = malloc(bytes);
+  char* want = malloc(bytes);
+  int* iv = (int*)in;
+  double* dv = (double*)in;
+  for (size_t i = 0; i < bytes / sizeof(int); ++i) iv[i] = (int)((i * 7 + (size_t)me * 13) % 1000) + 1;
+  if (kind == 1)
+    for (size_t i = 0; i < bytes / sizeof(double); ++i) dv[i] = (double)((i * 3 + (size_t)me * 5) % 977);
+  if (kind == 2) /* MAXLOC pairs: (value, index) with ties */
+    for (size_t i = 0; i < bytes / sizeof(int); i += 2) iv[i] = (int)((i + (size_t)me) % 5), iv[i + 1] = me;
+  if (kind == 3) /* affine maps mod 65521 */
+    for (size_t i = 0; i < bytes / sizeof(int); ++i) iv[i] = (int)((i * 31 + (size_t)me * 101 + 1) % kModulus);
+  for (int in_place = 0; in_place < 2; ++in_place) {
+    memset(want, 0x5a, bytes);
+    memset(got, 0x5a, bytes);
+    if (in_place) {
+      memcpy(got, in, bytes);
+      memcpy(want, in, bytes);
+      CHECK_RC(PMPI_Allreduce(MPI_IN_PLACE, want, count, type, op, comm));
+      CHECK_RC(MPI_Allreduce(MPI_IN_PLACE, got, count, type, op, comm));
+    } else {
+      CHECK_RC(PMPI_Allreduce(in, want, count, type, op, comm));
+      CHECK_RC(MPI_Allreduce(in, got, count, type, op, comm));
+    }
+    if (memcmp(got, want, bytes) != 0) {
+      fprintf(stderr, "allreduce_check: rank %d: kind %d count %d in_place %d differs\n", g_rank, kind, count, in_place);
+      ++g_errors;
+    }
+    ++g_cases;
+  }
+  free(in);
+  free(got);
+  free(want);
+}
+
+static void cases_on(MPI_Comm comm, MPI_Op affine, MPI_Op strided_sum, MPI_Datatype pair, MPI_Datatype every_other) {
+  static const int counts[] = {1, 2, 3, 7, 64, 1000, 4099};
+  for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+    const int n = counts[c];
+    run_case(comm, MPI_INT, MPI_SUM, n, (size_t)n * sizeof(int), 0);
+    run_case(comm, MPI_INT, MPI_MAX, n, (size_t)n * sizeof(int), 0);
+    run_case(comm, MPI_DOUBLE, MPI_SUM, n, (size_t)n * sizeof(double), 1);
+    run_case(comm, MPI_2INT, MPI_MAXLOC, n, (size_t)n * 2 * sizeof(int), 2);
+    run_case(comm, every_other, strided_sum, n, (size_t)n * 2 * sizeof(int), 0);
+    run_case(comm, pair, affine, n, (size_t)n * 2 * sizeof(int), 3);
+  }
+}
+
+int main(int argc, char** argv) {
+  (void)argc, (void)argv;
+  MPI_Init(&argc, &argv);
+  int size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Op affine, strided_sum;
+  MPI_Op_create(compose, 0, &affine);
+  MPI_Op_create(add_every_other, 1, &strided_sum);
+  MPI_Datatype pair, every_other;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
+  /* one int, then a hole of one int: extent 8, 4 bytes of data */
+  MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every_other);
+  MPI_Type_commit(&every_other);
+  cases_on(MPI_COMM_WORLD, affine, strided_sum, pair, every_other);
+  MPI_Comm half;
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &half);
+  cases_on(half, affine, strided_sum, pair, every_other);
+  MPI_Comm_free(&half);
+  MPI_Type_free(&pair);
+  MPI_Type_free(&every_other);
+  MPI_Op_free(&affine);
+  MPI_Op_free(&strided_sum);
+  int bad = 0;
+  MPI_Allreduce(&g_errors, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0 && bad == 0) printf("allreduce_check: %d ranks, %d cases: ok\n", size, g_cases);
+  MPI_Finalize();
+  return g_errors ? 1 : 0;
+}
