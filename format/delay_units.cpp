@@ -37,7 +37,14 @@ constexpr Unit kPerByteUnits[] = {{"s/B", 1},      {"ms/B", 1e-3}, {"us/B", 1e-6
 bool parse_delay_time(const char* text, double& seconds) { return parse_with_units(text, kTimeUnits, seconds); }
 
 bool parse_delay_per_byte(const char* text, double& seconds_per_byte) {
-  return parse_with_units(text, kPerByteUnits, seconds_per_byte);
+  if (parse_with_units(text, kPerByteUnits, seconds_per_byte)) return true;
+  // Zero needs no unit (`mstep sensitivity --sweep G=0,...` passes its first point so).
+  double v = 0;
+  if (parse_with_units(text, kTimeUnits, v) && v == 0 && std::strpbrk(text, "smnup") == nullptr) {
+    seconds_per_byte = 0;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace mstep

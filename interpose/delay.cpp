@@ -1,5 +1,6 @@
 #include "interpose/delay.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -7,7 +8,11 @@
 #include <cstring>
 #include <ctime>
 
+#include <fstream>
+#include <tuple>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace mstep {
 
@@ -46,7 +51,55 @@ DelaySettings read_delay_settings() {
     }
   }
   if (const char* f = std::getenv("MSTEP_DELAY_PAIRS"); f && *f) s.pairs_file = f;
+  if (const char* f = std::getenv("MSTEP_DELAY_NATIVE"); f && *f) s.native_file = f;
   return s;
+}
+
+bool read_native_network(const std::string& path, model::LogGPSParams& out, std::string& error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "cannot read it";
+    return false;
+  }
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object()) {
+    error = "not a JSON object (a parameter file of mstep calibrate)";
+    return false;
+  }
+  model::LogGPSParams p;
+  for (auto [key, field, required] : {std::tuple{"L", &p.L, true}, {"o", &p.o, true}, {"Os", &p.Os, false},
+                                      {"Or", &p.Or, false}, {"g", &p.g, false}, {"Gs", &p.Gs, false},
+                                      {"Gl", &p.Gl, false}, {"H", &p.H, false}}) {
+    if (!j.contains(key)) {
+      if (!required) continue;
+      error = fmt::format("no \"{}\" (a parameter file of mstep calibrate)", key);
+      return false;
+    }
+    const auto& v = j.at(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+      error = fmt::format("\"{}\" must be a number of seconds (per byte for Os, Or, Gs, Gl), not negative", key);
+      return false;
+    }
+    *field = v.get<double>();
+  }
+  for (auto [key, field] : {std::pair{"s", &p.s}, {"S", &p.S}}) {
+    if (!j.contains(key) || j.at(key).is_null()) continue;
+    if (!j.at(key).is_number_unsigned()) {
+      error = fmt::format("\"{}\" must be a number of bytes or null", key);
+      return false;
+    }
+    *field = j.at(key).get<std::uint64_t>();
+  }
+  if (j.contains("rendezvous")) {
+    const auto& r = j.at("rendezvous");
+    if (r == "delivered") p.rendezvous_model = model::RendezvousModel::Delivered;
+    else if (r != "paper") {
+      error = "\"rendezvous\" must be \"paper\" or \"delivered\"";
+      return false;
+    }
+  }
+  out = p;
+  return true;
 }
 
 void DelayApparatus::start(int rank, std::int64_t to_rank0_ns) {
@@ -70,6 +123,17 @@ void DelayApparatus::start(int rank, std::int64_t to_rank0_ns) {
       return;
     }
   }
+  if (!settings_.native_file.empty()) {
+    std::string error;
+    if (!read_native_network(settings_.native_file, native_, error)) {
+      if (rank == 0)
+        std::fprintf(stderr, "mstep: MSTEP_DELAY_NATIVE=%s: %s; no delay applied\n", settings_.native_file.c_str(),
+                     error.c_str());
+      settings_ = DelaySettings{};
+      return;
+    }
+    native_set_ = true;
+  }
   rank_ = rank;
   o_ns_ = settings_.o > 0 ? std::llround(settings_.o * 1e9) : 0;
   gap_ns_ = settings_.gap > 0 ? std::llround(settings_.gap * 1e9) : 0;
@@ -87,10 +151,19 @@ void DelayApparatus::start(int rank, std::int64_t to_rank0_ns) {
 
 std::string DelayApparatus::json() const {
   if (!on_) return "null";
-  return fmt::format(R"({{"L": {}, "o": {}, "g": {}, "G": {}, "rendezvous_bytes": {}, "pairs": {}}})",
+  std::string native = "null";
+  if (native_set_) {
+    const model::LogGPSParams& p = native_;
+    const auto size = [](std::uint64_t v) { return v == model::kInfiniteBytes ? std::string("null") : std::to_string(v); };
+    native = fmt::format(
+        R"({{"L": {:.9g}, "o": {:.9g}, "Os": {:.9g}, "Or": {:.9g}, "g": {:.9g}, "Gs": {:.9g}, "Gl": {:.9g}, "s": {}, "S": {}, "H": {:.9g}, "rendezvous": "{}"}})",
+        p.L, p.o, p.Os, p.Or, p.g, p.Gs, p.Gl, size(p.s), size(p.S), p.H,
+        p.rendezvous_model == model::RendezvousModel::Delivered ? "delivered" : "paper");
+  }
+  return fmt::format(R"({{"L": {}, "o": {}, "g": {}, "G": {}, "rendezvous_bytes": {}, "pairs": {}, "native": {}}})",
                      json_seconds(settings_.L), json_seconds(settings_.o), json_seconds(settings_.gap),
                      json_seconds(settings_.per_byte), settings_.rndv > 0 ? std::to_string(settings_.rndv) : "null",
-                     pairs_.empty() ? std::string("null") : pairs_.json());
+                     pairs_.empty() ? std::string("null") : pairs_.json(), native);
 }
 
 std::int64_t DelayApparatus::now_ns() {
@@ -121,32 +194,48 @@ void DelayApparatus::before_send(std::int32_t peer, int tag, std::uint64_t bytes
   }
   last_send_ns_ = t;
   // Eager: the data crosses once. Rendezvous: request, reply and data cross, and the bytes take
-  // their k G on the way.
-  const std::int64_t latency = rndv ? 2 * (L_ns_ + pairs_.ns(rank_, peer)) + L_ns_ + pairs_.ns(peer, rank_) + wire
-                                    : L_ns_ + pairs_.ns(rank_, peer);
-  delivered_ns_ = rndv ? t + latency : INT64_MIN;  // for after_blocking_send, if this send is one
+  // their k G on the way; reply and data cross after the receive is posted, however late.
+  const std::int64_t there = L_ns_ + pairs_.ns(rank_, peer), back = L_ns_ + pairs_.ns(peer, rank_);
+  const std::int64_t latency = rndv ? 2 * there + back + wire : there;
+  // What the message takes on the native network from here (a receiver already waiting), to
+  // which the added latency adds; 0 without MSTEP_DELAY_NATIVE.
+  const model::LogGPS net{native_};
+  const auto native_ns = [](double s) { return static_cast<std::int64_t>(std::llround(s * 1e9)); };
+  if (rndv) {  // for after_blocking_send, if this send is one
+    delivered_ns_ = t + native_ns(net.send_time(bytes, 0, 0)) + latency;
+    late_ns_ = back + there + wire;
+  } else {
+    delivered_ns_ = INT64_MIN;
+  }
   if (carry_time_) {
     // When the message may complete at its receiver, on rank 0's clock. 8 bytes are always
     // eager: this never blocks.
-    std::int64_t not_before = t + latency + to_rank0_ns_;
+    std::int64_t not_before = t + native_ns(net.end_to_end(bytes, 0, 0)) + latency + to_rank0_ns_;
     PMPI_Send(&not_before, 1, MPI_INT64_T, peer, tag, shadow_);
   }
 }
 
 void DelayApparatus::after_blocking_send() {
   if (delivered_ns_ == INT64_MIN) return;
-  spin_until(delivered_ns_);
+  spin_until(std::max(delivered_ns_, now_ns() + late_ns_));
   delivered_ns_ = INT64_MIN;
 }
 
 void DelayApparatus::after_recv(std::int32_t source, int tag, std::uint64_t bytes) {
+  const bool rndv = bytes >= rndv_bytes_;
   if (carry_time_) {
     std::int64_t not_before = 0;
     PMPI_Recv(&not_before, 1, MPI_INT64_T, source, tag, shadow_, MPI_STATUS_IGNORE);
-    spin_until(not_before - to_rank0_ns_);
+    std::int64_t until = not_before - to_rank0_ns_;
+    // A rendezvous received late: its reply and data crossed after the receive was posted.
+    if (rndv) {
+      const auto wire = static_cast<std::int64_t>(per_byte_ns_ * static_cast<double>(bytes));
+      until = std::max(until, now_ns() + 2 * L_ns_ + pairs_.ns(rank_, source) + pairs_.ns(source, rank_) + wire);
+    }
+    spin_until(until);
   }
   // A rendezvous pays o three times at the receiver too (T4, T5, T3).
-  const std::int64_t cpu = bytes >= rndv_bytes_ ? 3 * o_ns_ : o_ns_;
+  const std::int64_t cpu = rndv ? 3 * o_ns_ : o_ns_;
   if (cpu > 0) spin_until(now_ns() + cpu);
 }
 

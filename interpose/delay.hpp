@@ -16,9 +16,17 @@
 //   rendezvous (MSTEP_DELAY_RNDV=S bytes): a message of S bytes or more is paid what LogGPS
 //     charges a rendezvous for the added parameters (MODELS.md section 3, T4 T5 T1 T2 T3): the
 //     added L three times (request, reply, data) and its k G on the wire (not on the sender's CPU),
-//     the added o three times at each end, and a blocking send is held until its data could have
-//     been delivered (MPICH's sends return then: README, "The rendezvous as measured"). Without
-//     it every message is paid as an eager one.
+//     the added o three times at each end, and a blocking send (or Sendrecv) is held until its
+//     data could have been delivered (MPICH's sends return then: README, "The rendezvous as
+//     measured"). A receive posted late, after the request could have arrived, still pays the
+//     reply's and the data's: its completion is held to at least its natural one plus those two L
+//     and the k G (and so is the sender's return). Without it every message is paid as an eager one.
+//   native (MSTEP_DELAY_NATIVE=FILE, a parameter file of `mstep calibrate`): the network the
+//     added L adds to. With it a message cannot complete at its receiver before its send started
+//     plus the LogGPS time of the message on that network (T1 + T2 + T3; a rendezvous's whole
+//     handshake) plus the added L, so that a receiver that was waiting sees each crossing
+//     lengthened by L, as a model with L raised has it. Without it the native time counts as 0:
+//     the added L then takes the place of the machine's own latency instead of adding to it.
 // Applied to point-to-point messages: blocking and nonblocking sends, Recv, the Wait/Test family
 // for receive requests, Sendrecv, wildcard receives (the actual source), and the messages of
 // libmstep's substitute collectives (interpose/substitute.hpp). Not to MPICH's own collectives, and
@@ -32,6 +40,7 @@
 
 #include "format/delay_pairs.hpp"
 #include "format/delay_units.hpp"
+#include "model/cost/loggps.hpp"
 
 namespace mstep {
 
@@ -40,11 +49,17 @@ struct DelaySettings {
   double L = -1, o = -1, gap = -1, per_byte = -1;
   std::uint64_t rndv = 0;  // MSTEP_DELAY_RNDV: messages of this many bytes or more are rendezvous (0: none)
   std::string pairs_file;  // MSTEP_DELAY_PAIRS: per-pair added latency (format/delay_pairs.hpp)
+  std::string native_file;  // MSTEP_DELAY_NATIVE: the calibrated network the added L adds to
   std::string error;  // a setting that could not be read, in one line
   bool any() const { return L >= 0 || o >= 0 || gap >= 0 || per_byte >= 0 || !pairs_file.empty(); }
 };
 
 DelaySettings read_delay_settings();
+
+// The LogGPS parameters of a parameter file of `mstep calibrate` (L and o required; Os, Or, g,
+// Gs, Gl and H 0 when absent; s and S infinite when absent or null; "rendezvous": "paper" or
+// "delivered"). False with `error` (one line, without the file's name) when it cannot be read.
+bool read_native_network(const std::string& path, model::LogGPSParams& out, std::string& error);
 
 class DelayApparatus {
  public:
@@ -77,7 +92,12 @@ class DelayApparatus {
   std::int64_t o_ns_ = 0, gap_ns_ = 0, L_ns_ = 0;
   double per_byte_ns_ = 0;
   std::uint64_t rndv_bytes_ = UINT64_MAX;  // MSTEP_DELAY_RNDV
-  std::int64_t delivered_ns_ = INT64_MIN;  // the last rendezvous send's delivery (this rank's clock)
+  // The last rendezvous send's delivery, this rank's clock: not before delivered_ns_, nor before
+  // its natural return plus late_ns_ (a receiver that posted late still pays reply and data).
+  std::int64_t delivered_ns_ = INT64_MIN;
+  std::int64_t late_ns_ = 0;
+  model::LogGPSParams native_{};     // MSTEP_DELAY_NATIVE (all 0 without: the added L replaces)
+  bool native_set_ = false;
   bool carry_time_ = false;          // L or pairs set: send times travel on shadow_
   PairLatency pairs_;                // added per (sender, receiver), on top of L
   int rank_ = 0;

@@ -3,17 +3,25 @@
 # added parameter (L, o, g, G) at several values measures the parameter back. Prints, per
 # parameter, the requested and the measured increase over the same parameter at delay 0 (runs of
 # one parameter in a row, its delay-0 run first), and the least-squares slope through the origin
-# of measured against requested: 1 means the apparatus adds what it is asked to.
-#   tests/bench/delay_calibration.sh [BUILD_DIR]      (about 2 minutes)
+# of measured against requested: 1 means the apparatus adds what it is asked to. A calibration
+# without the apparatus comes first: it is the native network the added L adds to
+# (MSTEP_DELAY_NATIVE; NATIVE=0 leaves it out, and the added L then replaces the native latency).
+#   tests/bench/delay_calibration.sh [BUILD_DIR]      (about 3 minutes)
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mpiexec=${MSTEP_MPIEXEC:-mpiexec.mpich}
 
+native=""
+if [[ ${NATIVE:-1} != 0 ]]; then
+  "$build/bin/mstep" calibrate -f -o "$work/native.json" >/dev/null 2>&1
+  native="MSTEP_DELAY_NATIVE=$work/native.json"
+fi
+
 measure() {  # VAR VALUE FIELD -> the calibrated FIELD in seconds (per byte for G)
   local out="$work/p.json"
-  "$build/bin/mstep" calibrate -f -o "$out" -- env "$1=$2" MSTEP_DIR="$work/trace" \
+  "$build/bin/mstep" calibrate -f -o "$out" -- env "$1=$2" ${native:+"$native"} MSTEP_DIR="$work/trace" \
     LD_PRELOAD="$build/lib/libmstep.so" "$mpiexec" -n 2 >/dev/null 2>&1
   rm -rf "$work/trace"
   python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$out" "$3"
@@ -44,7 +52,7 @@ slope=sum(r*(m-b) for r,m in pts)/sum(r*r for r,m in pts)
 print(f'{\"\":22s} slope {slope:.3f} (delay-0 value {b*float(sys.argv[3]):.3f} {sys.argv[4]})')" "$base" "$pairs" "$scale" "$unit"
 }
 
-echo "delay_calibration: $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "delay_calibration: $(date -u +%FT%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg), native network: ${native:-none}"
 sweep MSTEP_DELAY_L L us 1e6 5us 10us 20us
 sweep MSTEP_DELAY_O o us 1e6 2us 5us 10us
 sweep MSTEP_DELAY_GAP g us 1e6 5us 10us 20us

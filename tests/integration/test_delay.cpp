@@ -104,6 +104,48 @@ TEST_CASE("the delay apparatus pays a rendezvous-sized message what LogGPS charg
   CHECK_FALSE(bad.meta.contains("delay"));
 }
 
+TEST_CASE("the delay apparatus adds L to the native network's crossing (MSTEP_DELAY_NATIVE)") {
+  // A native network of L = 200 us (and nothing else) that the added 100 us adds to: an 8-byte
+  // message completes no earlier than its send's start plus 300 us, so a ping-pong round trip takes
+  // at least 600 us, where without the file it is at least 200 us (the test above).
+  const fs::path native = test_dir() / "native.json";
+  std::ofstream(native) << R"({"format": "mstep-params", "L": 2e-4, "o": 0, "s": null, "S": null})";
+  const Delayed d = run_delayed({{"MSTEP_DELAY_L", "100us"}, {"MSTEP_DELAY_NATIVE", native.string()}});
+  REQUIRE(d.meta.contains("delay"));
+  CHECK(d.meta["delay"]["native"]["L"].get<double>() == Approx(2e-4));
+  CHECK(d.meta["delay"]["native"]["S"].is_null());
+  CHECK(d.phases.pingpong >= 2 * kRounds * 300e-6);
+  CHECK(median_duration(d.dir, "MPI_Recv", 1) >= 600e-6 * 0.99);
+  CHECK(median_duration(d.dir, "MPI_Send", 1) < 100e-6 / 4);  // still no CPU time on the sender
+
+  std::ofstream(native) << R"({"L": -1, "o": 0})";
+  const Delayed bad = run_delayed({{"MSTEP_DELAY_L", "100us"}, {"MSTEP_DELAY_NATIVE", native.string()}});
+  CHECK(bad.err.find("mstep: MSTEP_DELAY_NATIVE=" + native.string() +
+                     ": \"L\" must be a number of seconds (per byte for Os, Or, Gs, Gl), not negative; no delay "
+                     "applied\n") != std::string::npos);
+  CHECK_FALSE(bad.meta.contains("delay"));
+}
+
+TEST_CASE("the delay apparatus: a rendezvous received late still pays the reply's and the data's L") {
+  // late_receiver: rank 0 sends 1 MiB while rank 1 computes 5 ms before posting its receive. With
+  // L = 1 ms added and S = 8192 B, the request's L is hidden in rank 1's computation, but the
+  // reply and the data cross after the receive is posted: rank 1's receive takes at least 2 ms,
+  // and rank 0's send returns at least 2 ms after the receive was posted (5 + 2 ms).
+  const fs::path dir = test_dir() / "late";
+  const Result r = record(dir, 2, {prog("late_receiver"), "5", "4"},
+                          {{"MSTEP_DELAY_L", "1ms"}, {"MSTEP_DELAY_RNDV", "8192"}});
+  check_recorded(r, 2);
+  const auto median = [&](int rank, const char* op) {
+    std::vector<double> d;
+    for (const auto& e : events_of(dump_rank(dir, rank), op)) d.push_back(e.at("duration_s").get<double>());
+    REQUIRE(d.size() == 4);
+    std::sort(d.begin(), d.end());
+    return d[2];
+  };
+  CHECK(median(1, "MPI_Recv") >= 2e-3 * 0.99);
+  CHECK(median(0, "MPI_Send") >= 7e-3 * 0.99);
+}
+
 TEST_CASE("the delay apparatus adds a latency per pair of ranks (MSTEP_DELAY_PAIRS)") {
   // Rank 0 to 1: 50 us; 1 to 0: 150 us. A ping-pong round trip is one of each.
   const fs::path table = test_dir() / "pairs.json";
@@ -269,4 +311,12 @@ TEST_CASE("mstep sensitivity refuses a bad sweep and a missing parameter file in
   CHECK(r.err ==
         "mstep: sensitivity needs calibrated parameters: run `mstep calibrate -o params.json` and pass --params "
         "params.json\n");
+  // A delay setting libmstep cannot read (here the user's own per-pair table) leaves a run
+  // undelayed: that is no point of the sweep, and the study stops saying why.
+  const std::string missing = (dir / "missing_pairs.json").string();
+  r = run({kMstep, "sensitivity", "-o", (dir / "sens").string(), "--params", params.string(), "--sweep", "L=5us", "--",
+           kMpiexec, "-n", "2", prog("delay"), "5"},
+          {{"MSTEP_DELAY_PAIRS", missing}});
+  CHECK(r.code == 1);
+  CHECK(r.err.find("mstep: the run with MSTEP_DELAY_L=5us was not delayed (mstep: MSTEP_DELAY_PAIRS=" + missing) == 0);
 }

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -60,15 +61,25 @@ std::vector<std::pair<std::string, std::string>> substitutes_to_set(const Sensit
 }
 
 
-constexpr const char* kDelayVariables[] = {"MSTEP_DELAY_L", "MSTEP_DELAY_O", "MSTEP_DELAY_GAP",
-                                           "MSTEP_DELAY_PER_BYTE", "MSTEP_DELAY_RNDV"};
+constexpr const char* kDelayVariables[] = {"MSTEP_DELAY_L",    "MSTEP_DELAY_O",    "MSTEP_DELAY_GAP",
+                                           "MSTEP_DELAY_PER_BYTE", "MSTEP_DELAY_RNDV", "MSTEP_DELAY_NATIVE"};
 
-// `mstep record -f -o DIR -- COMMAND` with `variable`=`value` (none for the baseline) and no other
-// delay setting; the program's output goes to DIR.out. Returns the run's actual time.
-// `rndv_bytes`: the parameter file's S (0: none), so that the apparatus pays a message of S bytes or
-// more what LogGPS charges a rendezvous (MSTEP_DELAY_RNDV, interpose/delay.hpp).
+// What every run of a study shares beside its one delay setting.
+struct RunSettings {
+  // The parameter file's S (0: none), so that the apparatus pays a message of S bytes or more what
+  // LogGPS charges a rendezvous (MSTEP_DELAY_RNDV, interpose/delay.hpp).
+  std::uint64_t rndv_bytes = 0;
+  // The parameter file itself, as the network the added L adds to (MSTEP_DELAY_NATIVE): each
+  // crossing is lengthened by L, as the raised models have it.
+  std::string native_file;
+  std::vector<std::pair<std::string, std::string>> substitutes;  // substitutes_to_set
+};
+
+// `mstep record -f -o DIR -- COMMAND` with `variable`=`value` (none for the baseline), the study's
+// shared settings and no other delay setting; the program's output goes to DIR.out. Returns the
+// run's actual time.
 double record_point(const SensitivityOptions& o, const fs::path& dir, const std::string& variable, const std::string& value,
-                    std::uint64_t rndv_bytes, const std::vector<std::pair<std::string, std::string>>& substitutes) {
+                    const RunSettings& run) {
   const fs::path out = fs::path(dir.string() + ".out");
   std::vector<std::string> args{"/proc/self/exe", "record", "-f", "-o", dir.string(), "--"};
   args.insert(args.end(), o.command.begin(), o.command.end());
@@ -83,9 +94,10 @@ double record_point(const SensitivityOptions& o, const fs::path& dir, const std:
     // mstep record passes the SIGTERM on to its launcher.
     end_with_parent(parent);
     for (const char* v : kDelayVariables) ::unsetenv(v);
-    if (rndv_bytes > 0) ::setenv("MSTEP_DELAY_RNDV", std::to_string(rndv_bytes).c_str(), 1);
+    if (run.rndv_bytes > 0) ::setenv("MSTEP_DELAY_RNDV", std::to_string(run.rndv_bytes).c_str(), 1);
+    if (!run.native_file.empty()) ::setenv("MSTEP_DELAY_NATIVE", run.native_file.c_str(), 1);
     if (!variable.empty()) ::setenv(variable.c_str(), value.c_str(), 1);
-    for (const auto& [name, v] : substitutes) ::setenv(name.c_str(), v.c_str(), 1);
+    for (const auto& [name, v] : run.substitutes) ::setenv(name.c_str(), v.c_str(), 1);
     const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd >= 0) {  // the program's output and mstep record's own lines
       ::dup2(fd, 1);
@@ -103,6 +115,18 @@ double record_point(const SensitivityOptions& o, const fs::path& dir, const std:
   if (code != 0) fail(1, fmt::format("the run with {} failed (exit {}); its output is in {}", what, code, out.string()));
   const TraceDir trace = load_trace_dir(dir.string(), std::nullopt, {}, false, /*with_steps=*/false);
   if (!trace.ok()) fail(1, fmt::format("the trace of the run with {} has problems: {}", what, trace.problems.front()));
+  // libmstep refuses a delay setting it cannot read and runs undelayed: that is no point of the sweep.
+  if (!variable.empty() && !trace.meta.delayed) {
+    std::string said;
+    std::ifstream log(out);
+    for (std::string line; std::getline(log, line);)
+      if (line.starts_with("mstep: MSTEP_")) {
+        said = line;
+        break;
+      }
+    fail(1, fmt::format("the run with {} was not delayed ({}); its output is in {}", what,
+                        said.empty() ? "the apparatus was off" : said, out.string()));
+  }
   return model::build_report(trace, nullptr).actual_s;
 }
 
@@ -166,18 +190,21 @@ void run_sensitivity(const SensitivityOptions& o) {
 
   const std::string_view name = model::sweep_name(sweep.param);
   const std::string variable(model::delay_variable(sweep.param));
-  const std::uint64_t rndv_bytes =
-      params.loggps && params.loggps->S < model::kInfiniteBytes ? params.loggps->S : 0;
-  const std::vector<std::pair<std::string, std::string>> substitutes = substitutes_to_set(o);
+  RunSettings run;
+  run.rndv_bytes = params.loggps && params.loggps->S < model::kInfiniteBytes ? params.loggps->S : 0;
+  std::error_code abs_ec;
+  if (params.loggps) run.native_file = fs::absolute(params_file, abs_ec).string();
+  run.substitutes = substitutes_to_set(o);
+  const auto& substitutes = run.substitutes;
   // Rounds alternate, so that a slow period of the machine hits every point alike.
   std::vector<std::pair<fs::path, double>> base_runs;
   std::vector<std::vector<std::pair<fs::path, double>>> point_runs(sweep.values.size());
   for (int r = 1; r <= o.repeat; ++r) {
     const fs::path b = fs::path(o.dir) / fmt::format("baseline-{}", r);
-    base_runs.emplace_back(b, record_point(o, b, "", "", rndv_bytes, substitutes));
+    base_runs.emplace_back(b, record_point(o, b, "", "", run));
     for (std::size_t i = 0; i < sweep.values.size(); ++i) {
       const fs::path p = fs::path(o.dir) / fmt::format("{}-{}", dir_name(name, sweep.labels[i]), r);
-      point_runs[i].emplace_back(p, record_point(o, p, variable, sweep.labels[i], rndv_bytes, substitutes));
+      point_runs[i].emplace_back(p, record_point(o, p, variable, sweep.labels[i], run));
     }
   }
   const Measured base = measure(base_runs);
