@@ -221,6 +221,12 @@ void DelayApparatus::after_blocking_send() {
   delivered_ns_ = INT64_MIN;
 }
 
+std::int64_t DelayApparatus::take_send_hold() {
+  const std::int64_t t = delivered_ns_;
+  delivered_ns_ = INT64_MIN;
+  return t;
+}
+
 void DelayApparatus::after_recv(std::int32_t source, int tag, std::uint64_t bytes) {
   const bool rndv = bytes >= rndv_bytes_;
   if (carry_time_) {

@@ -29,8 +29,9 @@
 //     the added L then takes the place of the machine's own latency instead of adding to it.
 // Applied to point-to-point messages: blocking and nonblocking sends, Recv, the Wait/Test family
 // for receive requests, Sendrecv, wildcard receives (the actual source), and the messages of
-// libmstep's substitute collectives (interpose/substitute.hpp). Not to MPICH's own collectives, and
-// a nonblocking rendezvous send's Wait is not held (README.md, "The delay apparatus").
+// libmstep's substitute collectives (interpose/substitute.hpp). Not to MPICH's own collectives. A
+// nonblocking rendezvous send's Wait/Test completion is held as if its receiver had been waiting
+// (take_send_hold); a persistent one's is not held (README.md, "The delay apparatus").
 #pragma once
 
 #include <cstdint>
@@ -79,6 +80,12 @@ class DelayApparatus {
   // After a blocking send's PMPI call returned: a rendezvous-sized one (the last before_send) is
   // held until its data could have been delivered.
   void after_blocking_send();
+  // After a nonblocking send's PMPI call: when its completion may return if it is rendezvous-sized
+  // (the last before_send), else INT64_MIN; the Wait/Test that completes it calls hold_until.
+  // A receiver that posted late is not seen here (the completion's return need not be the
+  // delivery's), so such a send is held as if its receiver had been waiting.
+  std::int64_t take_send_hold();
+  static void hold_until(std::int64_t t_ns) { spin_until(t_ns); }
   // After a receive of `bytes` bytes from world rank `source` with `tag` completed (not
   // MPI_PROC_NULL).
   void after_recv(std::int32_t source, int tag, std::uint64_t bytes);

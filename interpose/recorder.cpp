@@ -94,11 +94,11 @@ void Recorder::forget_comm(MPI_Comm c) {
 }
 
 std::uint32_t Recorder::add_request(MPI_Request r, bool recv, const CommInfo& comm, MPI_Comm* created,
-                                    bool collective) {
+                                    bool collective, std::int64_t hold_until_ns) {
   std::unique_lock lock(tables_mutex_, std::defer_lock);
   if (multithreaded_) lock.lock();
   const std::uint32_t id = next_request_++;
-  requests_.add(static_cast<int>(r), RequestInfo{id, recv, &comm, created, collective});
+  requests_.add(static_cast<int>(r), RequestInfo{id, recv, &comm, created, collective, hold_until_ns});
   return id;
 }
 

@@ -101,7 +101,7 @@ class Recorder {
 
   // `created`: MPI_Comm_idup's output handle, bound to `comm` when the request completes.
   std::uint32_t add_request(MPI_Request r, bool recv, const CommInfo& comm, MPI_Comm* created = nullptr,
-                            bool collective = false);
+                            bool collective = false, std::int64_t hold_until_ns = INT64_MIN);
   // Called once MPI has completed the request behind handle r: the oldest request mstep saw
   // behind that handle, removed; nullopt if none (null, inactive persistent, foreign requests).
   std::optional<RequestInfo> take_request(MPI_Request r);

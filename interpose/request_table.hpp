@@ -4,6 +4,7 @@
 // request in steady state.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct RequestInfo {
   // Comm_idup: where MPI puts the new communicator's handle, valid once the request completes.
   MPI_Comm* created = nullptr;
   bool collective = false;  // a nonblocking collective's: its completion carries kCollDone
+  // The delay apparatus's hold for a rendezvous-sized nonblocking send: its Wait/Test completion
+  // returns no earlier than this (this rank's CLOCK_MONOTONIC, ns); INT64_MIN: none.
+  std::int64_t hold_until_ns = INT64_MIN;
 };
 
 // A persistent request (MPI_Send_init and friends, MPI_Recv_init) from its creation to its

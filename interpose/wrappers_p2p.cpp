@@ -43,7 +43,9 @@ MSTEP_BLOCKING_SEND(Rsend)
     e.tag = tag;                                                                               \
     e.comm = c.id;                                                                             \
     e.send_bytes = e.peer == kNoPeer ? 0 : bytes_of(count, type);                              \
-    if (rc == MPI_SUCCESS) e.request = g_recorder.add_request(*request, false, c);             \
+    if (rc == MPI_SUCCESS)                                                                     \
+      e.request = g_recorder.add_request(*request, false, c, nullptr, false,                   \
+                                         g_delay.on() ? g_delay.take_send_hold() : INT64_MIN); \
     g_recorder.record(e);                                                                   \
     return rc;                                                                                 \
   }

@@ -42,6 +42,7 @@ class Completions {
     any_ = true;
     if (delayed_) [[unlikely]] {
       if (info->recv && !cancelled(*st)) delay_recv(*info->comm, *st);
+      if (!info->recv && info->hold_until_ns != INT64_MIN) DelayApparatus::hold_until(info->hold_until_ns);
       t_delayed.push_back(e);
       return;
     }

@@ -11,7 +11,7 @@ namespace {
 constexpr int kRounds = 50;
 
 struct Phases {
-  double pingpong = 0, exchange = 0, sendrecv = 0;
+  double pingpong = 0, exchange = 0, sendrecv = 0, isend = 0;
 };
 
 Phases phases_of(const std::string& out) {
@@ -24,10 +24,10 @@ Phases phases_of(const std::string& out) {
     if (std::sscanf(line.c_str(), "phase=%31s rounds=%d seconds=%lf", name, &rounds, &s) != 3) continue;
     REQUIRE(rounds == kRounds);
     const std::string n = name;
-    (n == "pingpong" ? p.pingpong : n == "exchange" ? p.exchange : p.sendrecv) = s;
+    (n == "pingpong" ? p.pingpong : n == "exchange" ? p.exchange : n == "sendrecv" ? p.sendrecv : p.isend) = s;
     ++seen;
   }
-  REQUIRE(seen == 3);
+  REQUIRE(seen == 4);
   return p;
 }
 
@@ -92,6 +92,13 @@ TEST_CASE("the delay apparatus pays a rendezvous-sized message what LogGPS charg
   CHECK(d.phases.pingpong >= 2 * kRounds * 3 * L);
   CHECK(median_duration(d.dir, "MPI_Send", 1) >= 3 * L * 0.99);
   CHECK(median_duration(d.dir, "MPI_Recv", 1) >= 3 * L * 0.99);
+  // And a nonblocking one at its MPI_Wait (rank 0's only Waits: the isend phase).
+  std::vector<double> waits;
+  for (const auto& e : events_of(dump_rank(d.dir, 0), "MPI_Wait")) waits.push_back(e.at("duration_s").get<double>());
+  REQUIRE(waits.size() == static_cast<std::size_t>(kRounds));
+  std::sort(waits.begin(), waits.end());
+  CHECK(waits[kRounds / 2] >= 3 * L * 0.99);
+  CHECK(d.phases.isend >= kRounds * 3 * L);
   const double o = 50e-6;
   const Delayed od = run_delayed({{"MSTEP_DELAY_O", "50us"}, {"MSTEP_DELAY_RNDV", "8"}});
   CHECK(od.phases.pingpong >= 4 * kRounds * 3 * o);
