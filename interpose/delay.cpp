@@ -140,9 +140,9 @@ void DelayApparatus::start(int rank, std::int64_t to_rank0_ns) {
   L_ns_ = settings_.L > 0 ? std::llround(settings_.L * 1e9) : 0;
   per_byte_ns_ = settings_.per_byte > 0 ? settings_.per_byte * 1e9 : 0;
   rndv_bytes_ = settings_.rndv > 0 ? settings_.rndv : UINT64_MAX;
-  // Even L=0: what carrying the times costs is then measurable.
-  // And a rendezvous's k G, which is wire time: the receiver holds the message for it.
-  carry_time_ = settings_.L >= 0 || !pairs_.empty() || (settings_.per_byte > 0 && settings_.rndv > 0);
+  // Even L=0: what carrying the times costs is then measurable. And G, which is wire time: the
+  // receiver holds each message for its bytes.
+  carry_time_ = settings_.L >= 0 || !pairs_.empty() || settings_.per_byte > 0;
   to_rank0_ns_ = to_rank0_ns;
   // Every rank reads the same environment (the launcher passes it on), so all or none dup here.
   if (carry_time_) PMPI_Comm_dup(MPI_COMM_WORLD, &shadow_);
@@ -184,19 +184,25 @@ void DelayApparatus::before_send(std::int32_t peer, int tag, std::uint64_t bytes
     spin_until(last_send_ns_ + gap_ns_);
     t = now_ns();
   }
-  // A rendezvous pays o three times at the sender (request, reply, data: T4, T5, T1); its bytes
-  // go on the wire below, not on the CPU.
-  const std::int64_t wire = static_cast<std::int64_t>(per_byte_ns_ * static_cast<double>(bytes));
-  const auto cpu = rndv ? 3 * o_ns_ : o_ns_ + wire;
+  // A rendezvous pays o three times at the sender (request, reply, data: T4, T5, T1).
+  const auto cpu = rndv ? 3 * o_ns_ : o_ns_;
   if (cpu > 0) {
     spin_until(t + cpu);
     t = now_ns();
   }
   last_send_ns_ = t;
-  // Eager: the data crosses once. Rendezvous: request, reply and data cross, and the bytes take
-  // their k G on the way; reply and data cross after the receive is posted, however late.
+  // The bytes take k G on this rank's wire, after its earlier messages' bytes: the message
+  // arrives that much later than the time it is sent.
+  std::int64_t wire = 0;
+  if (per_byte_ns_ > 0) {
+    const auto k_g = static_cast<std::int64_t>(per_byte_ns_ * static_cast<double>(bytes));
+    wire_free_ns_ = std::max(t, wire_free_ns_) + k_g;
+    wire = wire_free_ns_ - t;
+  }
+  // Eager: the data crosses once. Rendezvous: request, reply and data cross; reply and data cross
+  // after the receive is posted, however late. Either way the bytes take their k G on the way.
   const std::int64_t there = L_ns_ + pairs_.ns(rank_, peer), back = L_ns_ + pairs_.ns(peer, rank_);
-  const std::int64_t latency = rndv ? 2 * there + back + wire : there;
+  const std::int64_t latency = (rndv ? 2 * there + back : there) + wire;
   // What the message takes on the native network from here (a receiver already waiting), to
   // which the added latency adds; 0 without MSTEP_DELAY_NATIVE.
   const model::LogGPS net{native_};
@@ -215,9 +221,9 @@ void DelayApparatus::before_send(std::int32_t peer, int tag, std::uint64_t bytes
   }
 }
 
-void DelayApparatus::after_blocking_send() {
+void DelayApparatus::after_blocking_send(std::int64_t returned_ns) {
   if (delivered_ns_ == INT64_MIN) return;
-  spin_until(std::max(delivered_ns_, now_ns() + late_ns_));
+  spin_until(std::max(delivered_ns_, returned_ns + late_ns_));
   delivered_ns_ = INT64_MIN;
 }
 

@@ -4,8 +4,10 @@
 //   o (MSTEP_DELAY_O): CPU time spent in the wrapper at each send's start and each receive's
 //     completion (a small message then costs o + L + o + 2 * added o, as MODELS.md charges it);
 //   g (MSTEP_DELAY_GAP): consecutive sends of a rank start at least g apart;
-//   G (MSTEP_DELAY_PER_BYTE): k * G of CPU time at a k-byte send's start, so a stream of sends
-//     runs at bandwidth 1 / (1/B + G);
+//   G (MSTEP_DELAY_PER_BYTE): k * G on the wire: a k-byte message reaches its receiver k G later,
+//     after the bytes of the rank's earlier messages (one wire a rank, so a stream of sends
+//     arrives at bandwidth at most 1 / G), with no CPU time on the sender (since stop 43; before,
+//     k G of the sender's CPU, which the models saw as send overhead on eager messages only);
 //   pairs (MSTEP_DELAY_PAIRS=FILE): L per pair of ranks, added to MSTEP_DELAY_L (two clusters
 //     joined by a slow link, or a full matrix: format/delay_pairs.hpp);
 //   L (MSTEP_DELAY_L): a message cannot complete at its receiver before its send started plus L,
@@ -79,7 +81,11 @@ class DelayApparatus {
   void before_send(std::int32_t peer, int tag, std::uint64_t bytes);
   // After a blocking send's PMPI call returned: a rendezvous-sized one (the last before_send) is
   // held until its data could have been delivered.
-  void after_blocking_send();
+  void after_blocking_send() { after_blocking_send(now_ns()); }
+  // The same where the PMPI call returned at `returned_ns` (clock_ns), before other holds of the
+  // same call (a Sendrecv's receive): a receiver that posted late makes the send return late.
+  void after_blocking_send(std::int64_t returned_ns);
+  static std::int64_t clock_ns() { return now_ns(); }
   // After a nonblocking send's PMPI call: when its completion may return if it is rendezvous-sized
   // (the last before_send), else INT64_MIN; the Wait/Test that completes it calls hold_until.
   // A receiver that posted late is not seen here (the completion's return need not be the
@@ -110,6 +116,7 @@ class DelayApparatus {
   int rank_ = 0;
   std::int64_t to_rank0_ns_ = 0;
   std::int64_t last_send_ns_ = INT64_MIN / 2;
+  std::int64_t wire_free_ns_ = INT64_MIN / 2;  // G: when this rank's wire has sent its last byte
   MPI_Comm shadow_ = MPI_COMM_NULL;
 };
 

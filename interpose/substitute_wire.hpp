@@ -50,8 +50,9 @@ struct Wire {
     const int rc = PMPI_Sendrecv(sbuf, scount, type, dest, kSubstituteTag, rbuf, rcount, type, source, kSubstituteTag,
                                  pc, &st);
     if (comm && rc == MPI_SUCCESS) [[unlikely]] {
+      const std::int64_t returned = DelayApparatus::clock_ns();
       g_delay.after_recv(comm->world_rank(st.MPI_SOURCE), kDelayTag, bytes_of(rcount, type));
-      g_delay.after_blocking_send();
+      g_delay.after_blocking_send(returned);
     }
     return rc;
   }

@@ -74,7 +74,10 @@ EditedParams add_to_params(const CalibrationParams& base, SweepParam p, double v
       case SweepParam::L: add("L", Quantity::Time, c.loggps->L, v); break;
       case SweepParam::o: add("o", Quantity::Time, c.loggps->o, v); break;
       case SweepParam::g: add("g", Quantity::Time, c.loggps->g, v); break;
-      case SweepParam::G: add("Os", Quantity::PerByte, c.loggps->Os, v); break;
+      case SweepParam::G:  // the apparatus's k G on the wire: every byte's, eager or rendezvous
+        add("Gs", Quantity::PerByte, c.loggps->Gs, v);
+        add("Gl", Quantity::PerByte, c.loggps->Gl, v);
+        break;
     }
   }
   if (c.mpm) {

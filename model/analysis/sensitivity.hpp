@@ -7,8 +7,8 @@
 //   L: LogGPS L + v; MPM/BSPWB L + v (one message latency a step); linear T0 + v.
 //   o: LogGPS o + v; MPM/BSPWB L + 2v (a message pays o at both ends); linear T0 + 2v.
 //   g: LogGPS g + v; MPM, BSPWB and linear have no gap and stay as they are.
-//   G: LogGPS Os + v (the apparatus spends k*v of the sender's CPU before a send); MPM/BSPWB
-//      g + v; linear 1/B + v.
+//   G: LogGPS Gs + v and Gl + v (the apparatus puts a k-byte message's k*v on the wire, eager or
+//      rendezvous); MPM/BSPWB g + v; linear 1/B + v.
 // Pure: no I/O, no processes (`mstep sensitivity` runs the program, tools/mstep/cmd_sensitivity.cpp).
 #pragma once
 

@@ -7,8 +7,9 @@
 #   tests/bench/sensitivity_suite.sh [BUILD_DIR]
 # Settings (environment): PARAMS (a parameter file; default: a quick calibration made first),
 # REPEAT (runs of every point, alternating; default 3), ONLY (case names, comma-separated),
-# KEEP (a folder for the runs; default a temporary one), and the sweeps SWEEP_L, SWEEP_O,
-# SWEEP_G, SWEEP_BIG_G (as `--sweep` takes them after the '=').
+# KEEP (a folder for the runs; default a temporary one), SWEEPS (the parameters swept; default
+# "L o g G"), and the sweeps SWEEP_L, SWEEP_O, SWEEP_G, SWEEP_BIG_G (as `--sweep` takes them after
+# the '=').
 # At 2 ranks on 2 cores; about 15 minutes for the whole suite here.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -42,7 +43,11 @@ for case in suite["cases"]:
 PY
 )
 
-sweeps=("L=${SWEEP_L:-0,5us,20us}" "o=${SWEEP_O:-0,2us,5us}" "g=${SWEEP_G:-0,5us,20us}" "G=${SWEEP_BIG_G:-0,0.5ns/B,2ns/B}")
+all_sweeps=("L=${SWEEP_L:-0,5us,20us}" "o=${SWEEP_O:-0,2us,5us}" "g=${SWEEP_G:-0,5us,20us}" "G=${SWEEP_BIG_G:-0,0.5ns/B,2ns/B}")
+sweeps=()
+for s in "${all_sweeps[@]}"; do
+  [[ " ${SWEEPS:-L o g G} " == *" ${s%%=*} "* ]] && sweeps+=("$s")
+done
 echo "# $(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); parameters $params; repeat $repeat"
 printf '%-14s %-9s %-4s %-9s %10s %10s %9s\n' case size par point measured LogGPS "error %"
 results="$work/results.txt"

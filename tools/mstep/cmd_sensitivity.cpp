@@ -130,18 +130,6 @@ double record_point(const SensitivityOptions& o, const fs::path& dir, const std:
   return model::build_report(trace, nullptr).actual_s;
 }
 
-// The apparatus pays a message of S bytes or more (MSTEP_DELAY_RNDV, from the parameter file) the
-// added L and o as LogGPS's rendezvous charges them (three crossings; o three times at each end),
-// but its k G goes on the wire, where the raised Os is paid by eager messages only: there the note
-// says the two differ (tests/bench/sensitivity_suite.sh measures it).
-std::string rendezvous_note(model::SweepParam p, const model::SizesAroundS& sizes) {
-  if (sizes.at_or_above == 0 || p != model::SweepParam::G) return {};
-  return fmt::format("{} of {} messages are of S = {} bytes or more: the apparatus puts their k G on the wire, where "
-                     "the raised Os is paid by eager messages only: there the predicted slowdown is not the "
-                     "apparatus's",
-                     sizes.at_or_above, sizes.messages(), sizes.S);
-}
-
 // "G=0.5ns/B" as a directory name.
 std::string dir_name(std::string_view param, const std::string& label) {
   std::string s = fmt::format("{}={}", param, label);
@@ -220,11 +208,6 @@ void run_sensitivity(const SensitivityOptions& o) {
     if (i == 0) notes = raised.notes;
     const model::WhatIfResult w = model::compare_whatif(base_trace, params, raised.params);
     points.push_back({sweep.labels[i], sweep.values[i], measure(point_runs[i]).actual_s, w.models});
-  }
-  if (params.loggps) {
-    if (const std::string note = rendezvous_note(sweep.param, model::sizes_around(base_trace, params.loggps->S));
-        !note.empty())
-      notes.push_back(note);
   }
   // The collective calls that ran MPICH's own algorithm, which the apparatus does not delay.
   const RunMeta& meta = base_trace.meta;
