@@ -140,9 +140,9 @@ void DelayApparatus::start(int rank, std::int64_t to_rank0_ns) {
   L_ns_ = settings_.L > 0 ? std::llround(settings_.L * 1e9) : 0;
   per_byte_ns_ = settings_.per_byte > 0 ? settings_.per_byte * 1e9 : 0;
   rndv_bytes_ = settings_.rndv > 0 ? settings_.rndv : UINT64_MAX;
-  // Even L=0: what carrying the times costs is then measurable. And G, which is wire time: the
-  // receiver holds each message for its bytes.
-  carry_time_ = settings_.L >= 0 || !pairs_.empty() || settings_.per_byte > 0;
+  // Even L=0 (or G=0): what carrying the times costs is then measurable. And G, which is wire
+  // time: the receiver holds each message for its bytes.
+  carry_time_ = settings_.L >= 0 || !pairs_.empty() || settings_.per_byte >= 0;
   to_rank0_ns_ = to_rank0_ns;
   // Every rank reads the same environment (the launcher passes it on), so all or none dup here.
   if (carry_time_) PMPI_Comm_dup(MPI_COMM_WORLD, &shadow_);

@@ -319,6 +319,26 @@ TEST_CASE("mstep sensitivity tells the apparatus S, and says where it and LogGPS
   CHECK(j.at("collective_substitutes").empty());
 }
 
+TEST_CASE("mstep sensitivity says what the apparatus itself costs at its 0 point", "[report]") {
+  // A parameter file whose network has L = 200 us: it is the native network the added L adds to
+  // (MSTEP_DELAY_NATIVE), so at L = 0 every message is held to its send's start plus 200 us, where
+  // this machine delivers it in about a microsecond: the 0 point is far slower than the baseline,
+  // and a note says by how much.
+  const fs::path dir = test_dir();
+  std::ofstream(dir / "params.json") << R"({"L": 2e-4, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10,
+    "Gl": 1e-10, "s": null, "S": null})";
+  const Result r = run({kMstep, "sensitivity", "-o", (dir / "sens").string(), "--params", (dir / "params.json").string(),
+                        "--sweep", "L=0", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "5"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const json j = parse_json(r.out);
+  bool said = false;
+  for (const json& n : j.at("notes"))
+    said = said || n.get<std::string>().find("the apparatus itself, at L = 0, measured +") == 0;
+  CHECK(said);
+  CHECK(j.at("points").at(0).at("actual_s").get<double>() >= 20 * 200e-6);
+}
+
 TEST_CASE("mstep sensitivity killed outright (SIGKILL): the run it was recording ends too", "[report]") {
   const fs::path dir = test_dir();
   const fs::path params = write_model_params(dir / "params.json");
