@@ -208,27 +208,29 @@ void DelayApparatus::before_send(std::int32_t peer, int tag, std::uint64_t bytes
   const model::LogGPS net{native_};
   const auto native_ns = [](double s) { return static_cast<std::int64_t>(std::llround(s * 1e9)); };
   if (rndv) {  // for after_blocking_send, if this send is one
-    delivered_ns_ = t + native_ns(net.send_time(bytes, 0, 0)) + latency;
+    delivered_ns_ = t + native_ns(net.send_time(bytes, 0, 0));
+    added_ns_ = latency;
     late_ns_ = back + there + wire;
   } else {
     delivered_ns_ = INT64_MIN;
   }
   if (carry_time_) {
-    // When the message may complete at its receiver, on rank 0's clock. 8 bytes are always
-    // eager: this never blocks.
-    std::int64_t not_before = t + native_ns(net.end_to_end(bytes, 0, 0)) + latency + to_rank0_ns_;
-    PMPI_Send(&not_before, 1, MPI_INT64_T, peer, tag, shadow_);
+    // When the message would complete at a waiting receiver on the native network (rank 0's
+    // clock), and what is added to that. 16 bytes are always eager: this never blocks.
+    std::int64_t carried[2] = {t + native_ns(net.end_to_end(bytes, 0, 0)) + to_rank0_ns_, latency};
+    PMPI_Send(carried, 2, MPI_INT64_T, peer, tag, shadow_);
   }
 }
 
 void DelayApparatus::after_blocking_send(std::int64_t returned_ns) {
   if (delivered_ns_ == INT64_MIN) return;
-  spin_until(std::max(delivered_ns_, returned_ns + late_ns_));
+  spin_until(std::max(std::min(delivered_ns_, returned_ns) + added_ns_, returned_ns + late_ns_));
   delivered_ns_ = INT64_MIN;
 }
 
 std::int64_t DelayApparatus::take_send_hold() {
-  const std::int64_t t = delivered_ns_;
+  if (delivered_ns_ == INT64_MIN) return INT64_MIN;
+  const std::int64_t t = delivered_ns_ + added_ns_;
   delivered_ns_ = INT64_MIN;
   return t;
 }
@@ -236,13 +238,16 @@ std::int64_t DelayApparatus::take_send_hold() {
 void DelayApparatus::after_recv(std::int32_t source, int tag, std::uint64_t bytes) {
   const bool rndv = bytes >= rndv_bytes_;
   if (carry_time_) {
-    std::int64_t not_before = 0;
-    PMPI_Recv(&not_before, 1, MPI_INT64_T, source, tag, shadow_, MPI_STATUS_IGNORE);
-    std::int64_t until = not_before - to_rank0_ns_;
+    const std::int64_t returned = now_ns();  // the receive's natural completion, about
+    std::int64_t carried[2] = {0, 0};
+    PMPI_Recv(carried, 2, MPI_INT64_T, source, tag, shadow_, MPI_STATUS_IGNORE);
+    // Its native completion: the natural one where the message came sooner than the native
+    // network's estimate (a receiver that was waiting), else the estimate (one that came late).
+    std::int64_t until = std::min(returned, carried[0] - to_rank0_ns_) + carried[1];
     // A rendezvous received late: its reply and data crossed after the receive was posted.
     if (rndv) {
       const auto wire = static_cast<std::int64_t>(per_byte_ns_ * static_cast<double>(bytes));
-      until = std::max(until, now_ns() + 2 * L_ns_ + pairs_.ns(rank_, source) + pairs_.ns(source, rank_) + wire);
+      until = std::max(until, returned + 2 * L_ns_ + pairs_.ns(rank_, source) + pairs_.ns(source, rank_) + wire);
     }
     spin_until(until);
   }

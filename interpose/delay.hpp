@@ -24,11 +24,13 @@
 //     reply's and the data's: its completion is held to at least its natural one plus those two L
 //     and the k G (and so is the sender's return). Without it every message is paid as an eager one.
 //   native (MSTEP_DELAY_NATIVE=FILE, a parameter file of `mstep calibrate`): the network the
-//     added L adds to. With it a message cannot complete at its receiver before its send started
-//     plus the LogGPS time of the message on that network (T1 + T2 + T3; a rendezvous's whole
-//     handshake) plus the added L, so that a receiver that was waiting sees each crossing
-//     lengthened by L, as a model with L raised has it. Without it the native time counts as 0:
-//     the added L then takes the place of the machine's own latency instead of adding to it.
+//     added L adds to. With it a message completes at its receiver no earlier than its native
+//     completion plus the added L. Its native completion is the earlier of its natural one (the
+//     receive's return: exact for a receiver that was waiting) and its send's start plus the
+//     LogGPS time of the message on that network (T1 + T2 + T3; a rendezvous's whole handshake:
+//     for a receiver that came late). So each crossing is lengthened by L, as a model with L
+//     raised has it. Without it the native time counts as 0: the added L then takes the place of
+//     the machine's own latency instead of adding to it.
 // Applied to point-to-point messages: blocking and nonblocking sends, Recv, the Wait/Test family
 // for receive requests, Sendrecv, wildcard receives (the actual source), and the messages of
 // libmstep's substitute collectives (interpose/substitute.hpp). Not to MPICH's own collectives. A
@@ -105,9 +107,11 @@ class DelayApparatus {
   std::int64_t o_ns_ = 0, gap_ns_ = 0, L_ns_ = 0;
   double per_byte_ns_ = 0;
   std::uint64_t rndv_bytes_ = UINT64_MAX;  // MSTEP_DELAY_RNDV
-  // The last rendezvous send's delivery, this rank's clock: not before delivered_ns_, nor before
-  // its natural return plus late_ns_ (a receiver that posted late still pays reply and data).
-  std::int64_t delivered_ns_ = INT64_MIN;
+  // The last rendezvous send's delivery, this rank's clock: its native delivery (the earlier of
+  // the native network's and its natural return) plus added_ns_, and not before its natural
+  // return plus late_ns_ (a receiver that posted late still pays reply and data).
+  std::int64_t delivered_ns_ = INT64_MIN;  // native estimate; INT64_MIN: no hold pending
+  std::int64_t added_ns_ = 0;
   std::int64_t late_ns_ = 0;
   model::LogGPSParams native_{};     // MSTEP_DELAY_NATIVE (all 0 without: the added L replaces)
   bool native_set_ = false;

@@ -4,7 +4,8 @@
  *   exchange  N rounds of Irecv(ANY_SOURCE, ANY_TAG) + Isend + Waitall, both ranks at once
  *   sendrecv  N rounds of MPI_Sendrecv, both ranks at once
  *   isend     N rounds of rank 0's MPI_Isend + MPI_Wait (tag 6, the only MPI_Wait calls of the
- *             program) against rank 1's MPI_Recv
+ *             program) against rank 1's MPI_Recv; rank 1 prints its own time of the phase too
+ *             ("phase=isend_recv")
  * Rank 0 prints one line per phase: "phase=pingpong rounds=N seconds=S". Extra ranks only call
  * MPI_Init and MPI_Finalize.
  *
@@ -66,6 +67,7 @@ int main(int argc, char** argv) {
       }
     }
     if (rank == 0) printf("phase=isend rounds=%d seconds=%.9f\n", rounds, MPI_Wtime() - t0);
+    if (rank == 1) printf("phase=isend_recv rounds=%d seconds=%.9f\n", rounds, MPI_Wtime() - t0);
     if (in != peer) {
       fprintf(stderr, "delay: rank %d received %g, expected %d\n", rank, in, peer);
       MPI_Abort(MPI_COMM_WORLD, 1);

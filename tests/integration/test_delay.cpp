@@ -11,7 +11,7 @@ namespace {
 constexpr int kRounds = 50;
 
 struct Phases {
-  double pingpong = 0, exchange = 0, sendrecv = 0, isend = 0;
+  double pingpong = 0, exchange = 0, sendrecv = 0, isend = 0, isend_recv = 0;  // isend_recv: rank 1's
 };
 
 Phases phases_of(const std::string& out) {
@@ -24,10 +24,14 @@ Phases phases_of(const std::string& out) {
     if (std::sscanf(line.c_str(), "phase=%31s rounds=%d seconds=%lf", name, &rounds, &s) != 3) continue;
     REQUIRE(rounds == kRounds);
     const std::string n = name;
-    (n == "pingpong" ? p.pingpong : n == "exchange" ? p.exchange : n == "sendrecv" ? p.sendrecv : p.isend) = s;
+    (n == "pingpong"   ? p.pingpong
+     : n == "exchange" ? p.exchange
+     : n == "sendrecv" ? p.sendrecv
+     : n == "isend"    ? p.isend
+                       : p.isend_recv) = s;
     ++seen;
   }
-  REQUIRE(seen == 4);
+  REQUIRE(seen == 5);
   return p;
 }
 
@@ -111,18 +115,22 @@ TEST_CASE("the delay apparatus pays a rendezvous-sized message what LogGPS charg
   CHECK_FALSE(bad.meta.contains("delay"));
 }
 
-TEST_CASE("the delay apparatus adds L to the native network's crossing (MSTEP_DELAY_NATIVE)") {
-  // A native network of L = 200 us (and nothing else) that the added 100 us adds to: an 8-byte
-  // message completes no earlier than its send's start plus 300 us, so a ping-pong round trip takes
-  // at least 600 us, where without the file it is at least 200 us (the test above).
+// Runs alone ([report]: RUN_SERIAL): an upper bound on a median, which a shared core could stretch.
+TEST_CASE("the delay apparatus adds L to the native network's crossing (MSTEP_DELAY_NATIVE)", "[report]") {
+  // A native network whose L is 200 us, with 100 us added. A receiver that was waiting has its
+  // message at its natural arrival (about a microsecond here, sooner than that network's 200 us):
+  // it is held to that plus the added 100 us, so a ping-pong round trip takes at least 200 us and
+  // far less than the 600 us that the native network's estimate plus L would give.
   const fs::path native = test_dir() / "native.json";
   std::ofstream(native) << R"({"format": "mstep-params", "L": 2e-4, "o": 0, "s": null, "S": null})";
   const Delayed d = run_delayed({{"MSTEP_DELAY_L", "100us"}, {"MSTEP_DELAY_NATIVE", native.string()}});
   REQUIRE(d.meta.contains("delay"));
   CHECK(d.meta["delay"]["native"]["L"].get<double>() == Approx(2e-4));
   CHECK(d.meta["delay"]["native"]["S"].is_null());
-  CHECK(d.phases.pingpong >= 2 * kRounds * 300e-6);
-  CHECK(median_duration(d.dir, "MPI_Recv", 1) >= 600e-6 * 0.99);
+  CHECK(d.phases.pingpong >= 2 * kRounds * 100e-6);
+  const double recv = median_duration(d.dir, "MPI_Recv", 1);
+  CHECK(recv >= 200e-6 * 0.99);
+  CHECK(recv < 400e-6);
   CHECK(median_duration(d.dir, "MPI_Send", 1) < 100e-6 / 4);  // still no CPU time on the sender
 
   std::ofstream(native) << R"({"L": -1, "o": 0})";
@@ -216,13 +224,9 @@ TEST_CASE("the delay apparatus spaces a rank's sends by g and charges G per byte
   CHECK(median_duration(per_byte.dir, "MPI_Send", 1) < 80e-6 / 4);
   CHECK(median_duration(per_byte.dir, "MPI_Recv", 1) >= 2 * 80e-6 * 0.99);
   // One wire a rank: rank 0's Isends of the isend phase leave back to back (eager, nothing holds
-  // its Waits), but arrive 80 us apart: rank 1's receives of them take 80 us each.
-  std::vector<double> recvs;
-  for (const auto& e : events_of(dump_rank(per_byte.dir, 1), "MPI_Recv"))
-    if (e.at("tag") == 6) recvs.push_back(e.at("duration_s").get<double>());
-  REQUIRE(recvs.size() == static_cast<std::size_t>(kRounds));
-  std::sort(recvs.begin(), recvs.end());
-  CHECK(recvs[kRounds / 2] >= 80e-6 * 0.9);
+  // its Waits), but arrive 80 us apart: rank 1 takes at least the 80 us of each after the first.
+  CHECK(per_byte.phases.isend_recv >= (kRounds - 1) * 80e-6);
+  CHECK(per_byte.phases.isend < per_byte.phases.isend_recv);
 }
 
 TEST_CASE("a malformed delay setting is one line, and the run goes on undelayed") {
@@ -320,23 +324,28 @@ TEST_CASE("mstep sensitivity tells the apparatus S, and says where it and LogGPS
 }
 
 TEST_CASE("mstep sensitivity says what the apparatus itself costs at its 0 point", "[report]") {
-  // A parameter file whose network has L = 200 us: it is the native network the added L adds to
-  // (MSTEP_DELAY_NATIVE), so at L = 0 every message is held to its send's start plus 200 us, where
-  // this machine delivers it in about a microsecond: the 0 point is far slower than the baseline,
-  // and a note says by how much.
+  // The apparatus armed at L = 0 carries every message's send time in a second message: the 0
+  // point's time against the baseline's is its own cost, which a note gives where it is 1% or more.
   const fs::path dir = test_dir();
-  std::ofstream(dir / "params.json") << R"({"L": 2e-4, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10,
+  std::ofstream(dir / "params.json") << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10,
     "Gl": 1e-10, "s": null, "S": null})";
   const Result r = run({kMstep, "sensitivity", "-o", (dir / "sens").string(), "--params", (dir / "params.json").string(),
                         "--sweep", "L=0", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "5"});
   INFO(r.err);
   REQUIRE(r.code == 0);
   const json j = parse_json(r.out);
-  bool said = false;
+  std::string said;
   for (const json& n : j.at("notes"))
-    said = said || n.get<std::string>().find("the apparatus itself, at L = 0, measured +") == 0;
-  CHECK(said);
-  CHECK(j.at("points").at(0).at("actual_s").get<double>() >= 20 * 200e-6);
+    if (n.get<std::string>().find("the apparatus itself, at L = 0, measured ") == 0) said = n.get<std::string>();
+  const double pct = 100.0 * (j.at("points").at(0).at("actual_s").get<double>() / j.at("baseline_s").get<double>() - 1);
+  INFO("0 point against the baseline: " << pct << "%; note: " << said);
+  if (std::abs(pct) >= 1.0) {
+    char want[64];
+    std::snprintf(want, sizeof want, "measured %+.1f%% against the baseline", pct);
+    CHECK(said.find(want) != std::string::npos);
+  } else {
+    CHECK(said.empty());
+  }
 }
 
 TEST_CASE("mstep sensitivity killed outright (SIGKILL): the run it was recording ends too", "[report]") {
