@@ -228,6 +228,12 @@ void DelayApparatus::after_blocking_send(std::int64_t returned_ns) {
   delivered_ns_ = INT64_MIN;
 }
 
+void DelayApparatus::after_sendrecv(std::int32_t source, int tag, std::uint64_t bytes, bool sent) {
+  const std::int64_t returned = now_ns();
+  if (source >= 0) after_recv(source, tag, bytes);
+  if (sent) after_blocking_send(returned);
+}
+
 std::int64_t DelayApparatus::take_send_hold() {
   if (delivered_ns_ == INT64_MIN) return INT64_MIN;
   const std::int64_t t = delivered_ns_ + added_ns_;

@@ -84,10 +84,13 @@ class DelayApparatus {
   // After a blocking send's PMPI call returned: a rendezvous-sized one (the last before_send) is
   // held until its data could have been delivered.
   void after_blocking_send() { after_blocking_send(now_ns()); }
-  // The same where the PMPI call returned at `returned_ns` (clock_ns), before other holds of the
-  // same call (a Sendrecv's receive): a receiver that posted late makes the send return late.
+  // The same where the PMPI call returned at `returned_ns`, before other holds of the same call:
+  // a receiver that posted late makes the send return late.
   void after_blocking_send(std::int64_t returned_ns);
-  static std::int64_t clock_ns() { return now_ns(); }
+  // After a Sendrecv's PMPI call returned: its receive of `bytes` bytes from world rank `source`
+  // (negative: none) as after_recv, then its send (`sent`: it had a destination) as
+  // after_blocking_send, counted from the call's return, not from the end of the receive's hold.
+  void after_sendrecv(std::int32_t source, int tag, std::uint64_t bytes, bool sent);
   // After a nonblocking send's PMPI call: when its completion may return if it is rendezvous-sized
   // (the last before_send), else INT64_MIN; the Wait/Test that completes it calls hold_until.
   // A receiver that posted late is not seen here (the completion's return need not be the

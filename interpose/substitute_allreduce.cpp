@@ -3,17 +3,14 @@
 #include <cstring>
 #include <vector>
 
+#include "model/replay/coll_math.hpp"
 #include "model/replay/replay_collectives.hpp"
 
 namespace mstep {
 
 namespace {
 
-int floor_pow2(int n) {
-  int p = 1;
-  while (p * 2 <= n) p *= 2;
-  return p;
-}
+using model::coll_math::floor_pow2;
 
 // A buffer of `count` elements of a datatype: where its bytes start relative to the buffer's
 // address (true lower bound) and how many there are (true extent of the last plus the strides).
@@ -63,7 +60,7 @@ int real_rank(int newrank, int rem) { return newrank < rem ? newrank * 2 + 1 : n
 }  // namespace
 
 AllreduceAlgo allreduce_runs(AllreduceAlgo algo, long long count, int type_bytes, bool commutative, int n) {
-  const long long pof2 = floor_pow2(n);
+  const long long pof2 = floor_pow2(static_cast<std::uint32_t>(n));
   const auto bytes = static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(type_bytes);
   if (algo == AllreduceAlgo::Pt2pt)
     algo = bytes <= model::kAllreduceShortBytes || bytes / model::kAssumedElementBytes < static_cast<std::uint64_t>(pof2)
@@ -92,7 +89,7 @@ int substitute_allreduce(const Wire& w, AllreduceAlgo algo, const void* sendbuf,
   algo = allreduce_runs(algo, count, size, commutative != 0, n);
 
   // The fold: of the first 2 rem ranks, each even one hands its vector to the odd one above it.
-  const int pof2 = floor_pow2(n), rem = n - pof2;
+  const int pof2 = static_cast<int>(floor_pow2(static_cast<std::uint32_t>(n))), rem = n - pof2;
   int newrank = me - rem;
   if (me < 2 * rem) {
     if (me % 2 == 0) {

@@ -49,11 +49,8 @@ struct Wire {
       g_delay.before_send(comm->world_rank(dest), kDelayTag, bytes_of(scount, type));
     const int rc = PMPI_Sendrecv(sbuf, scount, type, dest, kSubstituteTag, rbuf, rcount, type, source, kSubstituteTag,
                                  pc, &st);
-    if (comm && rc == MPI_SUCCESS) [[unlikely]] {
-      const std::int64_t returned = DelayApparatus::clock_ns();
-      g_delay.after_recv(comm->world_rank(st.MPI_SOURCE), kDelayTag, bytes_of(rcount, type));
-      g_delay.after_blocking_send(returned);
-    }
+    if (comm && rc == MPI_SUCCESS) [[unlikely]]
+      g_delay.after_sendrecv(comm->world_rank(st.MPI_SOURCE), kDelayTag, bytes_of(rcount, type), true);
     return rc;
   }
   int exchange(int dest, int source) const {

@@ -101,6 +101,12 @@ inline std::uint64_t bytes_to_others(const int* counts, int n, int self, MPI_Dat
   if (st.MPI_SOURCE == MPI_PROC_NULL || st.MPI_SOURCE < 0) return;
   g_delay.after_recv(g_recorder.comm(comm).world_rank(st.MPI_SOURCE), st.MPI_TAG, received_bytes(st));
 }
+// A Sendrecv's receive (if it had a source) and its send to `dest` (if not MPI_PROC_NULL).
+[[gnu::noinline]] inline void delay_sendrecv(MPI_Comm comm, int dest, const MPI_Status& st) {
+  const bool received = st.MPI_SOURCE != MPI_PROC_NULL && st.MPI_SOURCE >= 0;
+  g_delay.after_sendrecv(received ? g_recorder.comm(comm).world_rank(st.MPI_SOURCE) : -1, st.MPI_TAG,
+                         received_bytes(st), dest != MPI_PROC_NULL);
+}
 [[gnu::noinline]] inline void delay_recv(const CommInfo& c, const MPI_Status& st) {
   if (st.MPI_SOURCE == MPI_PROC_NULL || st.MPI_SOURCE < 0) return;
   g_delay.after_recv(c.world_rank(st.MPI_SOURCE), st.MPI_TAG, received_bytes(st));

@@ -124,11 +124,7 @@ extern "C" int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sen
   if (g_delay.on()) [[unlikely]] delay_send(comm, dest, sendtag, sendcount, sendtype);
   const int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                                recvtype, source, recvtag, comm, st);
-  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] {
-    const std::int64_t returned = DelayApparatus::clock_ns();
-    delay_recv(comm, *st);
-    if (dest != MPI_PROC_NULL) g_delay.after_blocking_send(returned);  // a rendezvous send: held to its delivery
-  }
+  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] delay_sendrecv(comm, dest, *st);
   e.t_exit = now_ticks();
   record_sendrecv(e, comm, dest, sendtag, bytes_of(sendcount, sendtype), source, recvtag, *st);
   return rc;
@@ -144,11 +140,7 @@ extern "C" int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype type, int
   Event e = begin_event(Op::Sendrecv_replace, MSTEP_CALLER);
   if (g_delay.on()) [[unlikely]] delay_send(comm, dest, sendtag, count, type);
   const int rc = PMPI_Sendrecv_replace(buf, count, type, dest, sendtag, source, recvtag, comm, st);
-  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] {
-    const std::int64_t returned = DelayApparatus::clock_ns();
-    delay_recv(comm, *st);
-    if (dest != MPI_PROC_NULL) g_delay.after_blocking_send(returned);
-  }
+  if (g_delay.on() && rc == MPI_SUCCESS) [[unlikely]] delay_sendrecv(comm, dest, *st);
   e.t_exit = now_ticks();
   record_sendrecv(e, comm, dest, sendtag, bytes_of(count, type), source, recvtag, *st);
   return rc;

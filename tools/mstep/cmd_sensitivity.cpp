@@ -19,7 +19,6 @@
 
 #include "model/analysis/report.hpp"
 #include "model/analysis/sensitivity.hpp"
-#include "model/analysis/validation.hpp"
 #include "model/trace/matching.hpp"
 #include "model/params/quantity.hpp"
 #include "tools/mstep/commands.hpp"
