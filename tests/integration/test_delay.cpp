@@ -11,7 +11,7 @@ namespace {
 constexpr int kRounds = 50;
 
 struct Phases {
-  double pingpong = 0, exchange = 0, sendrecv = 0, isend = 0, isend_recv = 0;  // isend_recv: rank 1's
+  double pingpong = 0, exchange = 0, sendrecv = 0, isend = 0, isend_gap = 0;  // isend_gap: rank 1's
 };
 
 Phases phases_of(const std::string& out) {
@@ -28,7 +28,7 @@ Phases phases_of(const std::string& out) {
      : n == "exchange" ? p.exchange
      : n == "sendrecv" ? p.sendrecv
      : n == "isend"    ? p.isend
-                       : p.isend_recv) = s;
+                       : p.isend_gap) = s;
     ++seen;
   }
   REQUIRE(seen == 5);
@@ -223,10 +223,10 @@ TEST_CASE("the delay apparatus spaces a rank's sends by g and charges G per byte
   CHECK(per_byte.phases.pingpong >= 2 * kRounds * 80e-6);
   CHECK(median_duration(per_byte.dir, "MPI_Send", 1) < 80e-6 / 4);
   CHECK(median_duration(per_byte.dir, "MPI_Recv", 1) >= 2 * 80e-6 * 0.99);
-  // One wire a rank: rank 0's Isends of the isend phase leave back to back (eager, nothing holds
-  // its Waits), but arrive 80 us apart: rank 1 takes at least the 80 us of each after the first.
-  CHECK(per_byte.phases.isend_recv >= (kRounds - 1) * 80e-6);
-  CHECK(per_byte.phases.isend < per_byte.phases.isend_recv);
+  // One wire a rank: rank 0's Isends of the isend phase leave as fast as MPICH takes them, but
+  // arrive 80 us apart: rank 1's receives of them end 80 us apart (the median gap over the second
+  // half, on MPI_Wtime: a rank descheduled once shortens one gap, not the median).
+  CHECK(per_byte.phases.isend_gap >= 80e-6 * 0.99);
 }
 
 TEST_CASE("a malformed delay setting is one line, and the run goes on undelayed") {
