@@ -25,6 +25,7 @@ class StepStream::Impl {
   using PendingPartner = steps_held::PendingPartner;
   using Entry = steps_held::Entry;
   using StepRing = steps_held::StepRing;
+  using EntryPool = steps_held::EntryPool;
   using Group = steps_held::Group;
   using RankStepState = steps_held::RankStepState;
   using Kind = steps_held::Kind;
@@ -71,14 +72,9 @@ class StepStream::Impl {
     const bool hears_all = feed_step_tracker(*rs.tracker, e, def);
     const std::uint32_t step = rs.tracker->current_index() - (coll ? 1 : 0) - 1;
     take_closed(r);
-    if (hears_all && step >= rs.base) {
-      Entry& en = entry(r, step);
-      en.gamma_members = def->world_ranks;
-      // As the trace names them (StepRecord::whole_comm), and as the in-memory report's rows do.
-      en.gamma_named = def->world_ranks.size() >= kListedMembers && def->id != kSharedCommId;
-    }
     if (step < rs.base) return {};  // cannot happen in one thread's order
-    Entry& en = entry(r, step);  // (valid to the end: nothing below adds a step)
+    Entry& en = entry(r, step);
+    if (hears_all) en.heard_whole = def;
     // Machine terms of this record go to its step.
     while (rs.next_charge < rs.charges.size() && rs.charges[rs.next_charge].event < index) ++rs.next_charge;
     while (rs.next_charge < rs.charges.size() && rs.charges[rs.next_charge].event == index)
@@ -218,14 +214,21 @@ class StepStream::Impl {
   }
 
  private:
+  // (A reference stays valid while its step is held: the pool's slots do not move.)
   Entry& entry(std::size_t r, std::uint32_t step) {
     RankStepState& rs = ranks_[r];
-    while (rs.base + rs.entries.size() <= step) [[unlikely]] {
-      rs.entries.push_back();
+    if (rs.base + rs.entries.size() <= step) [[unlikely]] add_steps(rs, step);
+    return rs.entries[step - rs.base];
+  }
+  // Out of line, so that entry() inlines into its many callers.
+  [[gnu::noinline]] void add_steps(RankStepState& rs, std::uint32_t step) {
+    while (rs.base + rs.entries.size() <= step) {
+      Entry* slot = pool_.take();
+      slot->reset();
+      rs.entries.push_back(slot);
       ++held_;
       peak_held_ = std::max(peak_held_, held_);
     }
-    return rs.entries[step - rs.base];
   }
 
   void take_closed(std::size_t r) {
@@ -301,6 +304,7 @@ class StepStream::Impl {
   std::optional<BspParams> params_;
   std::size_t keep_;
   std::vector<RankStepState> ranks_;
+  EntryPool pool_;
   std::size_t present_ = 0;
   double zero_ = 0;
   std::unordered_map<std::uint32_t, Group> groups_;

@@ -135,11 +135,15 @@ inline void StepStream::Impl::row(std::size_t r, std::uint32_t s) {
   row.mpi_s = tl_.duration(static_cast<int>(r), own.mpi);
   row.bytes_in = own.bytes_in;
   row.bytes_out = own.bytes_out;
-  if (own.gamma_members.empty() || own.gamma_named) {
-    row.partners = own.gamma;
-    if (own.gamma_named) row.partners_all_of = own.gamma_members;
+  // A large communicator heard whole is named as the trace names it (StepRecord::whole_comm),
+  // and as the in-memory report's rows do.
+  const MemberList* heard = own.heard_whole ? &own.heard_whole->world_ranks : nullptr;
+  const bool named = heard && heard->size() >= kListedMembers && own.heard_whole->id != kSharedCommId;
+  if (!heard || heard->empty() || named) {
+    row.partners.assign(own.gamma.begin(), own.gamma.end());
+    if (named) row.partners_all_of = *heard;
   } else {  // sorted union, as the tracker's own list would be with every member in it
-    std::vector<std::int32_t> members(own.gamma_members.begin(), own.gamma_members.end());
+    std::vector<std::int32_t> members(heard->begin(), heard->end());
     std::erase_if(members, [](std::int32_t m) { return m < 0; });
     std::sort(members.begin(), members.end());
     std::set_union(own.gamma.begin(), own.gamma.end(), members.begin(), members.end(),
@@ -179,7 +183,9 @@ inline void StepStream::Impl::prune(std::size_t r) {
     const bool a_done = rs.base < rs.evaluated && a.refs == 0 && a.open_sends == 0 && a.open_receives == 0;
     const bool b_done = rs.base + 1 < rs.evaluated && b.refs == 0 && b.open_sends == 0 && b.open_receives == 0;
     if (!a_done || !b_done) return;
-    rs.entries.pop_front();
+    Entry* slot = rs.entries.pop_front();
+    slot->shrink();
+    pool_.give_back(slot);
     ++rs.base;
     --held_;
   }
