@@ -54,9 +54,9 @@ const char* wait_kind_name(WaitKind k) {
 WaitMeter::WaitMeter(const Timeline& timeline, const WaitOptions& options)
     : tl_(timeline), options_(options), model_{options.loggps.value_or(LogGPSParams{})} {}
 
-void WaitMeter::add(WaitKind kind, std::int32_t rank, const Event& call, double wait, double predicted) {
+void WaitMeter::add(WaitKind kind, std::int32_t rank, std::uint32_t callsite, Op op, double wait, double predicted) {
   if (wait <= 0) return;
-  const SiteKey key{rank, call.callsite, static_cast<std::uint16_t>((static_cast<unsigned>(kind) << 8) | static_cast<unsigned>(call.op))};
+  const SiteKey key{rank, callsite, static_cast<std::uint16_t>((static_cast<unsigned>(kind) << 8) | static_cast<unsigned>(op))};
   Sum* found = sites_.find(key);
   Sum& s = found ? *found : sites_.insert(key, Sum{});
   s.wait.add(wait);
@@ -75,7 +75,7 @@ void WaitMeter::message(const Message& m, const Event& send, const Event& post, 
   if (synchronous && blocks(send.op)) {
     const double wait = clamp_wait(tr - ts, tl_.duration(m.src, send.t_exit - send.t_enter));
     const double predicted = predict ? model_.sender_wait(m.bytes, ts, tr) : nan;
-    add(WaitKind::LateReceiver, m.src, send, wait, predicted);
+    add(WaitKind::LateReceiver, m.src, send.callsite, send.op, wait, predicted);
   }
   // Late sender: the blocking call that completed the receive waited for the send to start.
   if (blocks(done.op)) {
@@ -83,12 +83,12 @@ void WaitMeter::message(const Message& m, const Event& send, const Event& post, 
     const double wait = clamp_wait(ts - enter, tl_.duration(m.dst, done.t_exit - done.t_enter));
     const double predicted = predict ? model_.receiver_wait(m.bytes, ts, enter) : nan;
     if (single) {
-      add(WaitKind::LateSender, m.dst, done, wait, predicted);
+      add(WaitKind::LateSender, m.dst, done.callsite, done.op, wait, predicted);
       return;
     }
     const std::uint64_t key = open_call_key(m.dst, done_call);
     OpenCall* c = open_calls_.find(key);
-    if (!c) c = &open_calls_.insert(key, OpenCall{done});
+    if (!c) c = &open_calls_.insert(key, OpenCall{done.callsite, done.op});
     if (wait >= c->wait) c->wait = wait, c->predicted = predicted;
   }
 }
@@ -97,7 +97,7 @@ void WaitMeter::call_complete(std::int32_t rank, std::uint32_t call) {
   const std::uint64_t key = open_call_key(rank, call);
   const OpenCall* c = open_calls_.find(key);
   if (!c) return;
-  add(WaitKind::LateSender, rank, c->call, c->wait, c->predicted);
+  add(WaitKind::LateSender, rank, c->callsite, c->op, c->wait, c->predicted);
   open_calls_.erase(key);
 }
 
@@ -113,7 +113,7 @@ void WaitMeter::collective(std::span<const StreamedMember> members) {
     if (is_nonblocking_collective(e.op)) continue;
     const double wait = clamp_wait(last - tl_.seconds(c.rank, e.t_enter), tl_.duration(c.rank, e.t_exit - e.t_enter));
     // Every model waits for the last arrival alike: the prediction at measured arrivals is the same.
-    add(WaitKind::Collective, c.rank, e, wait, options_.loggps ? wait : nan);
+    add(WaitKind::Collective, c.rank, e.callsite, e.op, wait, options_.loggps ? wait : nan);
   }
 }
 
@@ -123,7 +123,8 @@ std::vector<WaitSite> WaitMeter::sites() {
   left.reserve(open_calls_.size());
   open_calls_.for_each([&](std::uint64_t key, const OpenCall& c) { left.emplace_back(key, c); });
   std::sort(left.begin(), left.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [key, c] : left) add(WaitKind::LateSender, static_cast<std::int32_t>(key >> 32), c.call, c.wait, c.predicted);
+  for (const auto& [key, c] : left)
+    add(WaitKind::LateSender, static_cast<std::int32_t>(key >> 32), c.callsite, c.op, c.wait, c.predicted);
   open_calls_.clear();
   std::vector<WaitSite> out;
   out.reserve(sites_.size());

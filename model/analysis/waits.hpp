@@ -58,7 +58,7 @@ class WaitMeter {
   std::vector<WaitSite> sites();
 
  private:
-  void add(WaitKind kind, std::int32_t rank, const Event& call, double wait, double predicted);
+  void add(WaitKind kind, std::int32_t rank, std::uint32_t callsite, Op op, double wait, double predicted);
   const Timeline& tl_;
   WaitOptions options_;
   LogGPS model_;
@@ -84,8 +84,11 @@ class WaitMeter {
     ExactSeconds wait, predicted;
   };
   FlatMap<SiteKey, Sum, SiteHash> sites_{64};
+  // What a site is named by (kind aside), not the whole record: a 65 536-rank ring has a Waitall
+  // open on every rank at once.
   struct OpenCall {
-    Event call;
+    std::uint32_t callsite = 0;
+    Op op{};
     double wait = 0, predicted = 0;
   };
   // Receiving calls not yet complete, by rank and call (open_call_key): a flat map, which allocates

@@ -49,5 +49,16 @@ TEST_CASE("ExactSeconds: a NaN, an infinity or a term of 2^30 s or more makes th
   CHECK(std::isnan(sum_of({-HUGE_VAL})));
   CHECK(std::isnan(sum_of({0x1p30})));
   CHECK(std::isnan(sum_of({-1e300, 1.0})));
+  // No sum stays no sum, whatever comes after (-2^127, wrapping around as terms are added).
+  CHECK(std::isnan(sum_of({std::nan(""), 0x1p29, 0x1p29, -5.0})));
+  CHECK(std::isnan(sum_of({HUGE_VAL, -0x1p29, -0x1p29, -0x1p29})));
+  std::vector<double> after(10000, -0x1p29);
+  after.insert(after.begin(), std::nan(""));
+  CHECK(std::isnan(sum_of(after)));
+  after.assign(10000, 0x1p29);
+  after.insert(after.begin() + 5000, HUGE_VAL);
+  CHECK(std::isnan(sum_of(after)));
+  // A true sum of the largest terms, far from the bound.
+  CHECK(sum_of(std::vector<double>(10000, -0x1p29)) == -10000 * 0x1p29);
   CHECK(sum_of({}) == 0.0);
 }
