@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "model/analysis/free_memory.hpp"
 #include "model/analysis/report.hpp"
 #include "model/analysis/report_parts.hpp"
 #include "model/analysis/steps_stream.hpp"
@@ -198,6 +199,8 @@ Report build_report_streamed(const TraceDir& trace, const CalibrationParams* par
     if (!charges.empty()) rep.notes.push_back("MPM, BSPWB and linear: charged the same cold-start and fresh-buffer terms");
   }
 
+  // The replays' memory is free now: the pass's peak is the report's (its state a rank).
+  return_free_memory();
   WaitOptions options;
   if (params && params->loggps) {
     options.loggps = params->loggps;

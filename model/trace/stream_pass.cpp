@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -102,7 +103,7 @@ class CollectiveCounts {
 };
 
 struct Cursor {
-  std::unique_ptr<RankEventReader> reader;
+  std::optional<RankEventReader> reader;  // in place: a block a rank was rounded up by a fifth
   std::vector<Event> frame;
   std::size_t pos = 0;
   std::uint32_t index = 0;  // of the next record
@@ -145,7 +146,7 @@ class Pass {
       try {  // the reader opens its file at the first read
         // A thread a rank file, for runs of few ranks and large files.
         const bool read_ahead = may_read_ahead && read_ahead_pays(P, metas[r]->file_bytes);
-        c.reader = std::make_unique<RankEventReader>(files[r], chunk, read_ahead);
+        c.reader.emplace(files[r], chunk, read_ahead);
         more = advance(c);
       } catch (const TraceError& e) {  // read_rank_metadata could, so this is rare: the file changed
         c.reader.reset();
