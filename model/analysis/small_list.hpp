@@ -48,6 +48,13 @@ class SmallList {
     std::construct_at(data() + size_, value);
     ++size_;
   }
+  // Inserts before `pos` (a pointer into the list); returns where the value now is.
+  T* insert(const T* pos, const T& value) {
+    const auto at = static_cast<std::size_t>(pos - data());
+    push_back(value);
+    std::rotate(data() + at, data() + size_ - 1, data() + size_);
+    return data() + at;
+  }
   template <class It>
   void assign(It first, It last) {
     const auto n = static_cast<std::size_t>(std::distance(first, last));

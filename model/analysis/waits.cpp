@@ -52,16 +52,27 @@ const char* wait_kind_name(WaitKind k) {
 }
 
 WaitMeter::WaitMeter(const Timeline& timeline, const WaitOptions& options)
-    : tl_(timeline), options_(options), model_{options.loggps.value_or(LogGPSParams{})} {}
+    : tl_(timeline), options_(options), model_{options.loggps.value_or(LogGPSParams{})}, sites_(timeline.ranks()) {}
 
 void WaitMeter::add(WaitKind kind, std::int32_t rank, std::uint32_t callsite, Op op, double wait, double predicted) {
   if (wait <= 0) return;
-  const SiteKey key{rank, callsite, static_cast<std::uint16_t>((static_cast<unsigned>(kind) << 8) | static_cast<unsigned>(op))};
-  Sum* found = sites_.find(key);
-  Sum& s = found ? *found : sites_.insert(key, Sum{});
-  s.wait.add(wait);
-  s.predicted.add(predicted);
-  ++s.count;
+  const auto kind_op = static_cast<std::uint16_t>((static_cast<unsigned>(kind) << 8) | static_cast<unsigned>(op));
+  const auto r = static_cast<std::size_t>(rank);
+  if (r >= sites_.size()) sites_.resize(r + 1);  // (a timeline of fewer ranks: the tests' own)
+  auto& list = sites_[r];
+  const auto before = [](const Site& s, std::pair<std::uint32_t, std::uint16_t> key) {
+    return std::pair(s.callsite, s.kind_op) < key;
+  };
+  Site* s = std::lower_bound(list.begin(), list.end(), std::pair(callsite, kind_op), before);
+  if (s == list.end() || s->callsite != callsite || s->kind_op != kind_op) {
+    Site site;
+    site.callsite = callsite;
+    site.kind_op = kind_op;
+    s = list.insert(s, site);
+  }
+  s->wait.add(wait);
+  s->predicted.add(predicted);
+  ++s->count;
 }
 
 void WaitMeter::message(const Message& m, const Event& send, const Event& post, const Event& done,
@@ -127,19 +138,19 @@ std::vector<WaitSite> WaitMeter::sites() {
     add(WaitKind::LateSender, static_cast<std::int32_t>(key >> 32), c.callsite, c.op, c.wait, c.predicted);
   open_calls_.clear();
   std::vector<WaitSite> out;
-  out.reserve(sites_.size());
-  sites_.for_each([&](const SiteKey& k, const Sum& s) {
-    WaitSite& site = out.emplace_back();
-    site.kind = static_cast<WaitKind>(k.kind_op >> 8);
-    site.rank = k.rank;
-    site.callsite = k.callsite;
-    site.op = static_cast<Op>(k.kind_op & 0xff);
-    site.wait_s = s.wait.value();
-    site.predicted_wait_s = s.predicted.value();
-    site.count = s.count;
-  });
+  for (std::size_t r = 0; r < sites_.size(); ++r)
+    for (const Site& s : sites_[r]) {
+      WaitSite& site = out.emplace_back();
+      site.kind = static_cast<WaitKind>(s.kind_op >> 8);
+      site.rank = static_cast<std::int32_t>(r);
+      site.callsite = s.callsite;
+      site.op = static_cast<Op>(s.kind_op & 0xff);
+      site.wait_s = s.wait.value();
+      site.predicted_wait_s = s.predicted.value();
+      site.count = s.count;
+    }
   // In the order of (kind, rank, call site, operation) first, so that sites of equal waits come out
-  // in the same order whatever the hash map's.
+  // in the same order whatever order they were kept in.
   std::sort(out.begin(), out.end(), [](const WaitSite& a, const WaitSite& b) {
     return std::tie(a.kind, a.rank, a.callsite, a.op) < std::tie(b.kind, b.rank, b.callsite, b.op);
   });

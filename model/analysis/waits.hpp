@@ -11,6 +11,7 @@
 
 #include "format/flat_map.hpp"
 #include "format/rank_trace.hpp"
+#include "model/analysis/small_list.hpp"
 #include "model/analysis/exact_sum.hpp"
 #include "model/cost/loggps.hpp"
 #include "model/trace/matching.hpp"
@@ -62,28 +63,18 @@ class WaitMeter {
   const Timeline& tl_;
   WaitOptions options_;
   LogGPS model_;
-  // By kind, rank, call site and operation: a hash map, since a run of 16 Ki ranks has some 50 k
-  // sites and an ordered map's every wait walked 16 levels of nodes (4% of such a report).
-  struct SiteKey {
-    std::int32_t rank = 0;
+  // A rank's sites, by call site, kind and operation, sorted: a rank has few (a 65 536-rank ring two
+  // each), kept in place up to one. One hash map over all ranks (an ordered one had walked 16
+  // levels of nodes a wait at 16 Ki ranks) was 262 144 slots of 56 bytes at that size, and its
+  // doubling the peak of the report.
+  struct Site {
     std::uint32_t callsite = 0;
     std::uint16_t kind_op = 0;
-    bool operator==(const SiteKey&) const = default;
-  };
-  struct SiteHash {
-    std::uint64_t operator()(const SiteKey& k) const {
-      std::uint64_t h = (std::uint64_t{static_cast<std::uint32_t>(k.rank)} << 32) | k.callsite;
-      h = (h ^ (h >> 29)) * 0x9E3779B97F4A7C15ull ^ k.kind_op;
-      return (h ^ (h >> 32)) * 0x9E3779B97F4A7C15ull;
-    }
-  };
-  // A site as it is summed: its waits exactly (ExactSeconds), whatever the order they come in.
-  // What it is (kind, rank, call site, operation) is its key's.
-  struct Sum {
     std::uint64_t count = 0;
+    // Its waits exactly, whatever the order they come in.
     ExactSeconds wait, predicted;
   };
-  FlatMap<SiteKey, Sum, SiteHash> sites_{64};
+  std::vector<SmallList<Site, 1>> sites_;
   // What a site is named by (kind aside), not the whole record: a 65 536-rank ring has a Waitall
   // open on every rank at once.
   struct OpenCall {

@@ -54,6 +54,7 @@ class Timeline {
     return static_cast<double>(ticks) * clocks_[static_cast<std::size_t>(rank)].ns_per_tick * 1e-9;
   }
   const RankClock& clock(int rank) const { return clocks_[static_cast<std::size_t>(rank)]; }
+  std::size_t ranks() const { return clocks_.size(); }
   // Ranks with events but no clock samples, in rank order: their times are approximate.
   const std::vector<int>& unplaced() const { return unplaced_; }
 

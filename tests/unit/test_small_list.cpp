@@ -1,6 +1,7 @@
 // SmallList (model/analysis/small_list.hpp): a step's partner lists, in place up to N.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -76,4 +77,13 @@ TEST_CASE("SmallList: assign and move, in place and from the heap", "[small_list
   b = std::move(c);  // b's heap goes, c's in-place value comes
   CHECK(std::vector<std::int32_t>(b.begin(), b.end()) == std::vector<std::int32_t>{42});
   CHECK(b.capacity() == 2);
+}
+
+TEST_CASE("SmallList: insert keeps a sorted list sorted, in place and on the heap", "[small_list]") {
+  SmallList<std::int32_t, 1> l;
+  for (const std::int32_t v : {50, 10, 40, 20, 30, 60, 0}) {
+    const std::int32_t* at = std::lower_bound(l.begin(), l.end(), v);
+    CHECK(*l.insert(at, v) == v);
+  }
+  CHECK(std::vector<std::int32_t>(l.begin(), l.end()) == std::vector<std::int32_t>{0, 10, 20, 30, 40, 50, 60});
 }
