@@ -34,8 +34,8 @@
 // Applied to point-to-point messages: blocking and nonblocking sends, Recv, the Wait/Test family
 // for receive requests, Sendrecv, wildcard receives (the actual source), and the messages of
 // libmstep's substitute collectives (interpose/substitute.hpp). Not to MPICH's own collectives. A
-// nonblocking rendezvous send's Wait/Test completion is held as if its receiver had been waiting
-// (take_send_hold); a persistent one's is not held (README.md, "The delay apparatus").
+// nonblocking rendezvous send's Wait/Test completion (MPI_Isend's, or a persistent send's MPI_Start)
+// is held as if its receiver had been waiting (take_send_hold).
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,10 @@
 // its MPI_Request_free; each MPI_Start/Startall of it records the nonblocking send or receive it
 // starts and registers a request id, so that the Wait/Test completing it is tied to it exactly as
 // for MPI_Isend/MPI_Irecv. Each wrapper returns exactly what PMPI returns.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
 #include "interpose/wrap_common.hpp"
 
 using namespace mstep;
@@ -23,8 +27,9 @@ void record_init(Event& e, MPI_Comm comm, int partner, int tag, std::uint64_t by
 
 // One record per request started: a send with its destination and size, or a receive (kRecvHalf)
 // with its posted source; a request mstep did not see created (a persistent collective, say)
-// records no partner.
-void record_start(Event e, MPI_Request handle, const std::optional<PersistentRequest>& p, bool continuation) {
+// records no partner. `hold`: the delay apparatus's hold on a send's completion (take_send_hold).
+void record_start(Event e, MPI_Request handle, const std::optional<PersistentRequest>& p, bool continuation,
+                  std::int64_t hold = INT64_MIN) {
   if (continuation) e.flags |= kContinuation;
   if (p) {
     if (p->collective) {  // its own record, as the nonblocking collective it starts
@@ -39,10 +44,20 @@ void record_start(Event e, MPI_Request handle, const std::optional<PersistentReq
     e.tag = p->tag;
     if (p->recv) e.flags |= kRecvHalf;
     else e.send_bytes = p->bytes, e.flags |= p->mode_flags;
-    e.request = g_recorder.add_request(handle, p->recv, *p->comm);
+    e.request = g_recorder.add_request(handle, p->recv, *p->comm, nullptr, false, p->recv ? INT64_MIN : hold);
   }
   g_recorder.record(e);
 }
+
+// The delay apparatus's start of a persistent send (before its PMPI_Start): its hold, if it is
+// rendezvous-sized, for the Wait/Test that completes it, as for MPI_Isend.
+std::int64_t delay_start(const std::optional<PersistentRequest>& p) {
+  if (!p || p->recv || p->collective || p->peer < 0) return INT64_MIN;
+  g_delay.before_send(p->peer, p->tag, p->bytes);
+  return g_delay.take_send_hold();
+}
+
+thread_local std::vector<std::int64_t> t_holds;  // MPI_Startall's, a request each
 
 }  // namespace
 
@@ -74,13 +89,12 @@ extern "C" int MPI_Recv_init(void* buf, int count, MPI_Datatype type, int source
 extern "C" int MPI_Start(MPI_Request* request) {
   if (!g_recorder.active()) return PMPI_Start(request);
   Event e = begin_event(Op::Start, MSTEP_CALLER);
-  if (g_delay.on()) [[unlikely]] {
-    if (const auto p = g_recorder.persistent(*request); p && !p->recv && p->peer >= 0)
-      g_delay.before_send(p->peer, p->tag, p->bytes);
-  }
+  std::int64_t hold = INT64_MIN;
+  if (g_delay.on()) [[unlikely]]
+    hold = delay_start(g_recorder.persistent(*request));
   const int rc = PMPI_Start(request);
   e.t_exit = now_ticks();
-  if (rc == MPI_SUCCESS) record_start(e, *request, g_recorder.persistent(*request), false);
+  if (rc == MPI_SUCCESS) record_start(e, *request, g_recorder.persistent(*request), false, hold);
   else g_recorder.record(e);
   return rc;
 }
@@ -88,10 +102,10 @@ extern "C" int MPI_Start(MPI_Request* request) {
 extern "C" int MPI_Startall(int count, MPI_Request requests[]) {
   if (!g_recorder.active()) return PMPI_Startall(count, requests);
   Event e = begin_event(Op::Startall, MSTEP_CALLER);
-  if (g_delay.on()) [[unlikely]] {
-    for (int i = 0; i < count; ++i)
-      if (const auto p = g_recorder.persistent(requests[i]); p && !p->recv && p->peer >= 0)
-        g_delay.before_send(p->peer, p->tag, p->bytes);
+  const bool delayed = g_delay.on() && count > 0;
+  if (delayed) [[unlikely]] {
+    t_holds.assign(static_cast<std::size_t>(count), INT64_MIN);
+    for (int i = 0; i < count; ++i) t_holds[static_cast<std::size_t>(i)] = delay_start(g_recorder.persistent(requests[i]));
   }
   const int rc = PMPI_Startall(count, requests);
   e.t_exit = now_ticks();
@@ -111,7 +125,7 @@ extern "C" int MPI_Startall(int count, MPI_Request requests[]) {
       collectives = true;
       continue;
     }
-    record_start(e, requests[i], p, !first);
+    record_start(e, requests[i], p, !first, delayed ? t_holds[static_cast<std::size_t>(i)] : INT64_MIN);
     first = false;
   }
   for (int i = 0; collectives && i < count; ++i) {

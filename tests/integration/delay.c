@@ -1,4 +1,4 @@
-/* The delay apparatus at work: four phases of 8-byte messages between ranks 0 and 1, each timed
+/* The delay apparatus at work: five phases of 8-byte messages between ranks 0 and 1, each timed
  * by rank 0 with MPI_Wtime (not wrapped, so not recorded):
  *   pingpong  N round trips, MPI_Send/MPI_Recv                      2 one-way messages a round
  *   exchange  N rounds of Irecv(ANY_SOURCE, ANY_TAG) + Isend + Waitall, both ranks at once
@@ -6,6 +6,8 @@
  *   isend     N rounds of rank 0's MPI_Isend + MPI_Wait (tag 6, the only MPI_Wait calls of the
  *             program) against rank 1's MPI_Recv; rank 1 prints the median time between the ends
  *             of its consecutive receives over the second half ("phase=isend_gap")
+ *   persistent  N rounds of rank 0's MPI_Start + MPI_Waitany of one MPI_Send_init request (tag 7;
+ *             the program's only MPI_Waitany calls) against rank 1's MPI_Recv
  * Rank 0 prints one line per phase: "phase=pingpong rounds=N seconds=S". Extra ranks only call
  * MPI_Init and MPI_Finalize.
  *
@@ -85,12 +87,27 @@ int main(int argc, char** argv) {
       free(gaps);
     }
     free(ends);
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    if (rank == 0) {
+      MPI_Request r;
+      MPI_Send_init(&out, 1, MPI_DOUBLE, peer, 7, MPI_COMM_WORLD, &r);
+      for (int i = 0; i < rounds; ++i) {
+        int index = -1;
+        MPI_Start(&r);
+        MPI_Waitany(1, &r, &index, MPI_STATUS_IGNORE);
+      }
+      MPI_Request_free(&r);
+      printf("phase=persistent rounds=%d seconds=%.9f\n", rounds, MPI_Wtime() - t0);
+    } else {
+      for (int i = 0; i < rounds; ++i) MPI_Recv(&in, 1, MPI_DOUBLE, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
     if (in != peer) {
       fprintf(stderr, "delay: rank %d received %g, expected %d\n", rank, in, peer);
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
   } else {
-    for (int b = 0; b < 4; ++b) MPI_Barrier(MPI_COMM_WORLD);
+    for (int b = 0; b < 5; ++b) MPI_Barrier(MPI_COMM_WORLD);
   }
   MPI_Finalize();
   return 0;

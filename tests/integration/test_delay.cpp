@@ -1,5 +1,5 @@
 // The delay apparatus (interpose/delay.hpp): each added parameter slows the real run by what it
-// was asked for. Program: delay.c (three phases of 8-byte messages, rank 0 prints each phase's
+// was asked for. Program: delay.c (five phases of 8-byte messages, rank 0 prints each phase's
 // time). Lower bounds are exact by construction (the wrappers wait at least that long); the
 // upper bound on L allows for this machine's noise (an MPI run sharing 2 cores with others).
 #include "harness.hpp"
@@ -11,7 +11,7 @@ namespace {
 constexpr int kRounds = 50;
 
 struct Phases {
-  double pingpong = 0, exchange = 0, sendrecv = 0, isend = 0, isend_gap = 0;  // isend_gap: rank 1's
+  double pingpong = 0, exchange = 0, sendrecv = 0, isend = 0, isend_gap = 0, persistent = 0;  // isend_gap: rank 1's
 };
 
 Phases phases_of(const std::string& out) {
@@ -27,11 +27,12 @@ Phases phases_of(const std::string& out) {
     (n == "pingpong"   ? p.pingpong
      : n == "exchange" ? p.exchange
      : n == "sendrecv" ? p.sendrecv
-     : n == "isend"    ? p.isend
-                       : p.isend_gap) = s;
+     : n == "isend"      ? p.isend
+     : n == "persistent" ? p.persistent
+                         : p.isend_gap) = s;
     ++seen;
   }
-  REQUIRE(seen == 5);
+  REQUIRE(seen == 6);
   return p;
 }
 
@@ -103,6 +104,13 @@ TEST_CASE("the delay apparatus pays a rendezvous-sized message what LogGPS charg
   std::sort(waits.begin(), waits.end());
   CHECK(waits[kRounds / 2] >= 3 * L * 0.99);
   CHECK(d.phases.isend >= kRounds * 3 * L);
+  // And a persistent one's (MPI_Send_init, MPI_Start) at its MPI_Waitany (the persistent phase).
+  waits.clear();
+  for (const auto& e : events_of(dump_rank(d.dir, 0), "MPI_Waitany")) waits.push_back(e.at("duration_s").get<double>());
+  REQUIRE(waits.size() == static_cast<std::size_t>(kRounds));
+  std::sort(waits.begin(), waits.end());
+  CHECK(waits[kRounds / 2] >= 3 * L * 0.99);
+  CHECK(d.phases.persistent >= kRounds * 3 * L);
   const double o = 50e-6;
   const Delayed od = run_delayed({{"MSTEP_DELAY_O", "50us"}, {"MSTEP_DELAY_RNDV", "8"}});
   CHECK(od.phases.pingpong >= 4 * kRounds * 3 * o);
