@@ -39,6 +39,15 @@ std::optional<AllreduceAlgo> parse_allreduce_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<AlltoallAlgo> parse_alltoall_name(std::string_view name) {
+  if (name.empty() || name == "mpi") return AlltoallAlgo::Mpi;
+  if (name == "bruck") return AlltoallAlgo::Bruck;
+  if (name == "scattered") return AlltoallAlgo::Scattered;
+  if (name == "pairwise") return AlltoallAlgo::Pairwise;
+  if (name == "pt2pt") return AlltoallAlgo::Pt2pt;
+  return std::nullopt;
+}
+
 std::string barrier_name(BarrierName b) {
   switch (b.algo) {
     case BarrierAlgo::Mpi: return "mpi";
@@ -67,6 +76,17 @@ const char* allreduce_name(AllreduceAlgo a) {
     case AllreduceAlgo::RecursiveDoubling: return "recursive_doubling";
     case AllreduceAlgo::ReduceScatterAllgather: return "reduce_scatter_allgather";
     case AllreduceAlgo::Pt2pt: return "pt2pt";
+  }
+  return "mpi";
+}
+
+const char* alltoall_name(AlltoallAlgo a) {
+  switch (a) {
+    case AlltoallAlgo::Mpi: return "mpi";
+    case AlltoallAlgo::Bruck: return "bruck";
+    case AlltoallAlgo::Scattered: return "scattered";
+    case AlltoallAlgo::Pairwise: return "pairwise";
+    case AlltoallAlgo::Pt2pt: return "pt2pt";
   }
   return "mpi";
 }

@@ -1,9 +1,10 @@
-// The names of libmstep's substitute collectives, as MSTEP_BARRIER / MSTEP_BCAST / MSTEP_ALLREDUCE
-// take them and meta.json's "collectives" records them: one grammar for the writer
+// The names of libmstep's substitute collectives, as MSTEP_BARRIER / MSTEP_BCAST / MSTEP_ALLREDUCE /
+// MSTEP_ALLTOALL take them and meta.json's "collectives" records them: one grammar for the writer
 // (interpose/substitute.hpp) and the reader (model/replay/replay_collectives.hpp).
 //   barrier:   mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
 //   bcast:     mpi | flat | binomial | esssp | auto
 //   allreduce: mpi | recursive_doubling | reduce_scatter_allgather | pt2pt
+//   alltoall:  mpi | bruck | scattered | pairwise | pt2pt
 // The empty name is "mpi" (MPICH's own).
 #pragma once
 
@@ -19,6 +20,9 @@ enum class BcastAlgo : std::uint8_t { Mpi, Flat, Binomial, Esssp, Auto };
 // pt2pt: MPICH 4.0.2's own choice between the two (by size and count, as the replay makes it),
 // run by libmstep over point-to-point messages, so that the delay apparatus reaches them.
 enum class AllreduceAlgo : std::uint8_t { Mpi, RecursiveDoubling, ReduceScatterAllgather, Pt2pt };
+// MPICH 4.0.2's three (MPIR_Alltoall_intra_brucks, _scattered, _pairwise); pt2pt: its choice by
+// block size and ranks.
+enum class AlltoallAlgo : std::uint8_t { Mpi, Bruck, Scattered, Pairwise, Pt2pt };
 
 struct BarrierName {
   BarrierAlgo algo = BarrierAlgo::Mpi;
@@ -29,9 +33,11 @@ struct BarrierName {
 std::optional<BarrierName> parse_barrier_name(std::string_view name);
 std::optional<BcastAlgo> parse_bcast_name(std::string_view name);
 std::optional<AllreduceAlgo> parse_allreduce_name(std::string_view name);
+std::optional<AlltoallAlgo> parse_alltoall_name(std::string_view name);
 
 std::string barrier_name(BarrierName b);  // "tree:4"
 const char* bcast_name(BcastAlgo a);      // "flat"
 const char* allreduce_name(AllreduceAlgo a);  // "recursive_doubling"
+const char* alltoall_name(AlltoallAlgo a);    // "pairwise"
 
 }  // namespace mstep

@@ -5,14 +5,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "interpose/substitute_allreduce.hpp"
 #include "interpose/substitute_wire.hpp"
@@ -189,67 +187,9 @@ int delete_private(MPI_Comm, int, void* value, void*) {
 
 }  // namespace
 
-SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce) {
-  SubstituteSettings s;
-  const std::string_view b = barrier ? barrier : "", c = bcast ? bcast : "", a = allreduce ? allreduce : "";
-  const std::optional<BarrierName> bn = parse_barrier_name(b);
-  const std::optional<BcastAlgo> cn = parse_bcast_name(c);
-  const std::optional<AllreduceAlgo> an = parse_allreduce_name(a);
-  if (!bn)
-    s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
-  else if (!cn)
-    s.error = fmt::format("MSTEP_BCAST='{}' is not mpi, flat, binomial, esssp or auto", c);
-  else if (!an)
-    s.error = fmt::format("MSTEP_ALLREDUCE='{}' is not mpi, recursive_doubling, reduce_scatter_allgather or pt2pt", a);
-  else
-    s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn,
-    s.allreduce = *an;
-  return s;
-}
-
-bool read_params_for(const std::string& path, const char* setting, bool full, SubstituteSettings& s) {
-  std::ifstream in(path);
-  if (!in) {
-    s.error = fmt::format("{} needs calibrated parameters: cannot read {} (set MSTEP_PARAMS=FILE of mstep calibrate)",
-                          setting, path.empty() ? std::string("~/.config/mstep/params.json") : path);
-    return false;
-  }
-  const auto size = [](const nlohmann::json& v) {
-    return v.is_null() ? model::kInfiniteBytes : v.get<std::uint64_t>();
-  };
-  try {
-    const auto j = nlohmann::json::parse(in);
-    model::LogGPSParams& p = s.loggps;
-    p.L = j.at("L").get<double>(), p.o = j.at("o").get<double>(), p.g = j.at("g").get<double>();
-    if (full) {
-      p.Os = j.at("Os").get<double>(), p.Or = j.at("Or").get<double>();
-      p.Gs = j.at("Gs").get<double>(), p.Gl = j.at("Gl").get<double>();
-      p.s = size(j.at("s")), p.S = size(j.at("S"));
-    }
-    // MPICH's own collectives as calibrated (older parameter files have none, and a damaged entry
-    // counts as none: auto then weighs their messages alone; `mstep report` names the damage).
-    if (j.contains("collectives")) {
-      try {
-        for (auto& [op, times] : model::read_collective_times(j.at("collectives"), path))
-          if (op == Op::Barrier || op == Op::Bcast) s.mpich.emplace(op, std::move(times));
-      } catch (const std::exception&) {
-        s.mpich.clear();
-      }
-    }
-  } catch (const std::exception&) {
-    s.error = fmt::format("{}: {} has no numbers {}", setting, path, full ? "L, o, Os, Or, g, Gs, Gl, s and S" : "L, o and g");
-    return false;
-  }
-  const model::LogGPSParams& p = s.loggps;
-  if (!(p.L >= 0 && p.o >= 0 && p.g >= 0 && std::isfinite(p.L + p.o + p.g))) {
-    s.error = fmt::format("{}: L, o and g of {} must be finite and not negative", setting, path);
-    return false;
-  }
-  return true;
-}
-
 void Substitutes::start(int world_rank) {
-  settings_ = parse_substitute_settings(std::getenv("MSTEP_BARRIER"), std::getenv("MSTEP_BCAST"), std::getenv("MSTEP_ALLREDUCE"));
+  settings_ = parse_substitute_settings(std::getenv("MSTEP_BARRIER"), std::getenv("MSTEP_BCAST"), std::getenv("MSTEP_ALLREDUCE"),
+                                        std::getenv("MSTEP_ALLTOALL"));
   const bool auto_barrier = settings_.barrier == BarrierAlgo::Auto;
   const bool esssp = settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto;  // full LogGPS
   if (auto_barrier || esssp) {
@@ -286,9 +226,9 @@ std::string Substitutes::json() const {
   // What auto weighed MPICH's own collectives at, so that a report makes the same choices.
   if ((settings_.barrier == BarrierAlgo::Auto || settings_.bcast == BcastAlgo::Auto) && !settings_.mpich.empty())
     logp += fmt::format(R"(, "mpich": {})", model::collective_times_json(settings_.mpich).dump());
-  return fmt::format(R"({{"barrier": "{}", "bcast": "{}", "allreduce": "{}"{}}})",
+  return fmt::format(R"({{"barrier": "{}", "bcast": "{}", "allreduce": "{}", "alltoall": "{}"{}}})",
                      barrier_name({settings_.barrier, settings_.tree_arity}), bcast_name(settings_.bcast),
-                     allreduce_name(settings_.allreduce), logp);
+                     allreduce_name(settings_.allreduce), alltoall_name(settings_.alltoall), logp);
 }
 
 Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {

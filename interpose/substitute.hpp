@@ -1,4 +1,4 @@
-// Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast and MPI_Allreduce run by libmstep's own
+// Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast, MPI_Allreduce and MPI_Alltoall run by libmstep's own
 // algorithms over point-to-point messages, so that an algorithm `mstep advise` recommends can be
 // run and measured without changing the application, and so that the delay apparatus reaches
 // every message of a collective (issue 13). Chosen by environment variables, read at MPI_Init:
@@ -6,6 +6,8 @@
 //   MSTEP_BCAST     = mpi | flat | binomial | esssp | auto
 //   MSTEP_ALLREDUCE = mpi | recursive_doubling | reduce_scatter_allgather | pt2pt
 //     (MPICH 4.0.2's algorithms; pt2pt: the one MPICH chooses: interpose/substitute_allreduce.hpp)
+//   MSTEP_ALLTOALL  = mpi | bruck | scattered | pairwise | pt2pt (the same for MPI_Alltoall:
+//     interpose/substitute_alltoall.hpp; MPI_IN_PLACE runs MPICH's own)
 // "auto" is Zharikov and Paznikov's adaptive barrier: per communicator size, the algorithm (and
 // tree arity) of least predicted time under the LogP parameters L, o and g of the calibrated
 // parameter file ($MSTEP_PARAMS, else ~/.config/mstep/params.json), o_s = o_r = o
@@ -53,6 +55,7 @@ struct SubstituteSettings {
   int tree_arity = 2;
   BcastAlgo bcast = BcastAlgo::Mpi;
   AllreduceAlgo allreduce = AllreduceAlgo::Mpi;
+  AlltoallAlgo alltoall = AlltoallAlgo::Mpi;
   model::LogGPSParams loggps;  // barrier auto: its L, o and g; bcast esssp and auto: all of it, every pair's network
   // auto: MPI_Barrier and MPI_Bcast as `mstep calibrate` measured them (the parameter file's
   // "collectives"; absent: none), MPICH's cost beyond their messages, which auto weighs.
@@ -67,22 +70,28 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
 
 // Parses the settings (null or empty: "mpi"); error names the first bad one and what is accepted,
 // and leaves all at "mpi".
-SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce = nullptr);
+SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce = nullptr,
+                                             const char* alltoall = nullptr);
 
 class Substitutes {
  public:
-  // At MPI_Init on every rank: reads MSTEP_BARRIER, MSTEP_BCAST and MSTEP_ALLREDUCE.
+  // At MPI_Init on every rank: reads MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE and MSTEP_ALLTOALL.
   void start(int world_rank);
   bool barrier_on() const { return settings_.barrier != BarrierAlgo::Mpi; }
   bool bcast_on() const { return settings_.bcast != BcastAlgo::Mpi; }
   bool allreduce_on() const { return settings_.allreduce != AllreduceAlgo::Mpi; }
-  bool any_on() const { return barrier_on() || bcast_on() || allreduce_on(); }
-  // meta.json's "collectives" object: {"barrier": "tree:4", "bcast": "mpi", "allreduce": "mpi"}.
+  bool alltoall_on() const { return settings_.alltoall != AlltoallAlgo::Mpi; }
+  bool any_on() const { return barrier_on() || bcast_on() || allreduce_on() || alltoall_on(); }
+  // meta.json's "collectives" object: {"barrier": "tree:4", "bcast": "mpi", "allreduce": "mpi",
+  // "alltoall": "mpi"}.
   std::string json() const;
 
   int barrier(MPI_Comm comm);
   int bcast(void* buf, int count, MPI_Datatype type, int root, MPI_Comm comm);
   int allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+  // (interpose/substitute_alltoall.cpp)
+  int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+               MPI_Datatype recvtype, MPI_Comm comm);
 
  private:
   // The private duplicate of `comm`, made on first use, with the barrier that runs on it (auto:

@@ -44,13 +44,18 @@ struct Wire {
   }
   // `scount` elements of `sbuf` to `dest` while `rcount` into `rbuf` from `source` (one type).
   int sendrecv(const void* sbuf, int scount, void* rbuf, int rcount, MPI_Datatype type, int dest, int source) const {
+    return sendrecv(sbuf, scount, type, dest, rbuf, rcount, type, source);
+  }
+  // The same with a type each way (MPI_Alltoall's sendtype and recvtype).
+  int sendrecv(const void* sbuf, int scount, MPI_Datatype stype, int dest, void* rbuf, int rcount, MPI_Datatype rtype,
+               int source) const {
     MPI_Status st;
     if (comm) [[unlikely]]
-      g_delay.before_send(comm->world_rank(dest), kDelayTag, bytes_of(scount, type));
-    const int rc = PMPI_Sendrecv(sbuf, scount, type, dest, kSubstituteTag, rbuf, rcount, type, source, kSubstituteTag,
+      g_delay.before_send(comm->world_rank(dest), kDelayTag, bytes_of(scount, stype));
+    const int rc = PMPI_Sendrecv(sbuf, scount, stype, dest, kSubstituteTag, rbuf, rcount, rtype, source, kSubstituteTag,
                                  pc, &st);
     if (comm && rc == MPI_SUCCESS) [[unlikely]]
-      g_delay.after_sendrecv(comm->world_rank(st.MPI_SOURCE), kDelayTag, bytes_of(rcount, type), true);
+      g_delay.after_sendrecv(comm->world_rank(st.MPI_SOURCE), kDelayTag, bytes_of(rcount, rtype), true);
     return rc;
   }
   int exchange(int dest, int source) const {

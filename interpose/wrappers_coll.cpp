@@ -128,9 +128,9 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
 extern "C" int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   if (!g_recorder.active())
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return g_substitutes.alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   Event e = begin_event(Op::Alltoall, MSTEP_CALLER);
-  const int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  const int rc = g_substitutes.alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   Coll k = finish_coll(e, comm);
   bytes_all_to_all(k, sendbuf, sendcount, sendtype, recvcount, recvtype);
   g_recorder.record(k.e);

@@ -110,8 +110,17 @@ std::optional<LogGPSParams> recorded_loggps(const std::string& text) {
 }  // namespace
 
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
-                                             std::string_view allreduce) {
+                                             std::string_view allreduce, std::string_view alltoall) {
   CollectiveSubstitutes s;
+  if (const auto t = parse_alltoall_name(alltoall)) {
+    switch (*t) {
+      case AlltoallAlgo::Bruck: s.alltoall = CollAlgo::AlltoallBruck; break;
+      case AlltoallAlgo::Scattered: s.alltoall = CollAlgo::AlltoallScattered; break;
+      case AlltoallAlgo::Pairwise: s.alltoall = CollAlgo::AlltoallPairwise; break;
+      case AlltoallAlgo::Pt2pt: s.alltoall = CollAlgo::AlltoallScattered, s.alltoall_as_mpich = true; break;
+      case AlltoallAlgo::Mpi: break;
+    }
+  }
   if (const auto a = parse_allreduce_name(allreduce)) {
     switch (*a) {
       case AllreduceAlgo::RecursiveDoubling: s.allreduce = CollAlgo::AllreduceRecDbl; break;
@@ -142,7 +151,8 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
 }
 
 CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
-  CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute, meta.allreduce_substitute);
+  CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute, meta.allreduce_substitute,
+                                                   meta.alltoall_substitute);
   if (meta.barrier_substitute == "auto") {
     s.barrier = CollAlgo::BarrierDissemination;
     s.barrier_auto = true;
@@ -247,6 +257,12 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
       if (n >= kAlltoallMinProcs && m <= kAlltoallShortBytes) s.algo = CollAlgo::AlltoallBruck;
       else if (m <= kAlltoallMediumBytes) s.algo = CollAlgo::AlltoallScattered;
       else s.algo = CollAlgo::AlltoallPairwise;
+      // libmstep's substitute ran it (the blocking call; an in-place one ran MPICH's own, charged
+      // alike): MPICH's choice (pt2pt) or the one asked for.
+      if (op == Op::Alltoall && subs.alltoall != CollAlgo::Unsupported) {
+        if (!subs.alltoall_as_mpich) s.algo = subs.alltoall;
+        s.substitute = true;
+      }
       break;
     case Op::Alltoallv: s.algo = CollAlgo::AlltoallScattered; break;
     case Op::Reduce_scatter:

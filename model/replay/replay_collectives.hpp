@@ -81,16 +81,20 @@ struct CollectiveSubstitutes {
   // choice between them (pt2pt). Charged as their messages alone, without MPICH's calibrated residual.
   CollAlgo allreduce = CollAlgo::Unsupported;
   bool allreduce_as_mpich = false;
+  // MSTEP_ALLTOALL: MPI_Alltoall by libmstep (interpose/substitute_alltoall.hpp), the same way:
+  // AlltoallBruck, AlltoallScattered or AlltoallPairwise; with alltoall_as_mpich, MPICH's choice.
+  CollAlgo alltoall = CollAlgo::Unsupported;
+  bool alltoall_as_mpich = false;
   bool any() const {
     return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded ||
-           allreduce != CollAlgo::Unsupported;
+           allreduce != CollAlgo::Unsupported || alltoall != CollAlgo::Unsupported;
   }
 };
 
 // From meta.json's names ("central", "tree:4", "dissemination", "flat", "binomial", "pt2pt",
 // "mpi"); an unknown name is MPICH's.
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
-                                             std::string_view allreduce = {});
+                                             std::string_view allreduce = {}, std::string_view alltoall = {});
 CollectiveSubstitutes substitutes_of(const RunMeta& meta);
 
 // MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes). Broadcast's short-message

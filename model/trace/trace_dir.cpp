@@ -47,6 +47,8 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       if (m.bcast_substitute == "mpi") m.bcast_substitute.clear();
       m.allreduce_substitute = c.value("allreduce", "");
       if (m.allreduce_substitute == "mpi") m.allreduce_substitute.clear();
+      m.alltoall_substitute = c.value("alltoall", "");
+      if (m.alltoall_substitute == "mpi") m.alltoall_substitute.clear();
       if (c.contains("logp")) {
         const auto& l = c.at("logp");
         m.auto_L = l.value("L", 0.0), m.auto_o = l.value("o", 0.0), m.auto_g = l.value("g", 0.0);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Issue 15: MPICH's own collective tests (test/mpi/coll of its source) with libmstep's substitute
-# barriers, broadcasts and allreduces. Builds the tests of its testlist that call MPI_Barrier,
-# MPI_Bcast or MPI_Allreduce on intracommunicators, and runs each at the rank counts (and with the
-# arguments) the testlist gives: natively, under mstep record with MPICH's collectives, and under
-# mstep record with each set of substitutes (barrier/bcast/allreduce). A run
+# barriers, broadcasts, allreduces and alltoalls. Builds the tests of its testlist that call
+# MPI_Barrier, MPI_Bcast, MPI_Allreduce or MPI_Alltoall on intracommunicators, and runs each at the
+# rank counts (and with the arguments) the testlist gives: natively, under mstep record with MPICH's
+# collectives, and under mstep record with each set of substitutes (barrier/bcast/allreduce/alltoall). A run
 # passes when it exits 0 and prints " No Errors" (MPICH's convention). Blocking calls yield (the
 # test suite's shim), so 10 ranks on 2 cores finish.
 #   MPICH_TEST_SRC=DIR tests/bench/mpich_coll_tests.sh [BUILD_DIR] [PARAMS]     (about 5 minutes)
@@ -52,12 +52,12 @@ cat >"$work/mpitestconf.h" <<'EOF'
 EOF
 
 # (allred and allred2 need MPICH's dtpools library, which this script does not build.)
-tests=${TESTS:-"allgatherv4 bcasttest bcastzerotype coll8 coll9 coll10 coll12 allred3 allred4 allred5 allred6 allredmany"}
-# Barrier/broadcast/allreduce: "mpi/mpi/mpi" is MPICH's own under mstep; the others are libmstep's.
-settings="mpi/mpi/mpi central/flat/recursive_doubling tree:4/binomial/reduce_scatter_allgather dissemination/esssp/pt2pt auto/auto/pt2pt"
+tests=${TESTS:-"allgatherv4 bcasttest bcastzerotype coll8 coll9 coll10 coll12 allred3 allred4 allred5 allred6 allredmany alltoall1 coll13"}
+# Barrier/broadcast/allreduce/alltoall: "mpi/mpi/mpi/mpi" is MPICH's own under mstep; the others are libmstep's.
+settings="mpi/mpi/mpi/mpi central/flat/recursive_doubling/bruck tree:4/binomial/reduce_scatter_allgather/scattered dissemination/esssp/pt2pt/pairwise auto/auto/pt2pt/pt2pt"
 failed=0
 printf "%-22s %5s %8s" test ranks native
-for s in $settings; do printf " %38s" "$s"; done
+for s in $settings; do printf " %44s" "$s"; done
 echo
 for t in $tests; do
   mpicc.mpich -O1 -w -I"$work" -I"$src/include" -o "$work/$t" "$src/coll/$t.c" "$src/util/mtest.c" \
@@ -75,8 +75,9 @@ for t in $tests; do
     printf "%-22s %5s %8s" "$t${args:+ $args}" "$n" "$native"
     for s in $settings; do
       rc=0
-      IFS=/ read -r barrier bcast allreduce <<<"$s"
+      IFS=/ read -r barrier bcast allreduce alltoall <<<"$s"
       (cd "$work" && MSTEP_PARAMS="$params" MSTEP_BARRIER="$barrier" MSTEP_BCAST="$bcast" MSTEP_ALLREDUCE="$allreduce" \
+        MSTEP_ALLTOALL="$alltoall" \
         LD_PRELOAD="$shim" timeout 120 "$build/bin/mstep" record -f -o "$work/trace" -- "$mpiexec" -n "$n" "./$t" \
         "${argv[@]}") >"$work/out" 2>&1 || rc=$?
       result=FAIL
@@ -85,7 +86,7 @@ for t in $tests; do
         failed=1
         cp "$work/out" "$work/failed-$t-$n-${s//[:\/]/_}.log"
       fi
-      printf " %38s" "$result"
+      printf " %44s" "$result"
     done
     echo
   done 3< <(awk -v t="$t" '$1 == t {

@@ -282,7 +282,8 @@ TEST_CASE("mstep sensitivity: measured slowdown under added L beside each model'
     CHECK(n.get<std::string>().find("ran MPICH's own algorithm") == std::string::npos);
   }
   CHECK(j.at("collective_substitutes") ==
-        json{{"MSTEP_BARRIER", "dissemination"}, {"MSTEP_BCAST", "binomial"}, {"MSTEP_ALLREDUCE", "pt2pt"}});
+        json{{"MSTEP_BARRIER", "dissemination"}, {"MSTEP_BCAST", "binomial"}, {"MSTEP_ALLREDUCE", "pt2pt"},
+             {"MSTEP_ALLTOALL", "pt2pt"}});
   for (const char* run_dir : {"baseline-1", "L=200us-1"}) {
     std::ifstream meta(dir / "sens" / run_dir / "meta.json");
     std::stringstream text;

@@ -50,6 +50,32 @@ std::vector<std::string> report_algorithms(const fs::path& dir, const fs::path& 
 
 std::string fmt_name(const char* algo, int ranks) { return std::string(algo) + "_" + std::to_string(ranks); }
 
+// `program` (allreduce_check, alltoall_check: every case against MPICH's own, byte for byte) at
+// `ranks` ranks under `setting`=`algo`: it ends with "PROGRAM: RANKS ranks, CASES cases: ok".
+void check_against_mpich(const char* program, const char* setting, const char* algo, int ranks, int cases) {
+  INFO(setting << "=" << algo << " at " << ranks << " ranks");
+  const Result r = record(test_dir() / fmt_name(algo, ranks), ranks, {prog(program)}, {{"LD_PRELOAD", kShim}, {setting, algo}});
+  check_recorded(r, ranks);
+  CHECK(r.out.find(std::string(program) + ": " + std::to_string(ranks) + " ranks, " + std::to_string(cases) +
+                   " cases: ok") != std::string::npos);
+}
+
+// collectives.c at 4 ranks under `setting`=`algo`, the count shim below libmstep: every rank made
+// `sendrecvs` PMPI_Sendrecv calls. Returns the trace; for "mpi", checks that meta.json names no
+// substitute and returns an empty path.
+fs::path counted_collectives(const char* setting, const char* algo, long sendrecvs) {
+  INFO(setting << "=" << algo);
+  const fs::path dir = test_dir() / (std::string("count_") + algo);
+  const Result r = record(dir, 4, {prog("collectives")}, {{"LD_PRELOAD", kCountShim}, {setting, algo}});
+  check_recorded(r, 4);
+  const auto c = counts_of(r.err);
+  REQUIRE(c.size() == 4);
+  for (const auto& [rank, k] : c) CHECK(k == (Counts{0, 0, sendrecvs}));
+  if (std::string(algo) != "mpi") return dir;
+  CHECK_FALSE(meta_of(dir).contains("collectives"));
+  return {};
+}
+
 // How many of `err`'s lines are `line` exactly.
 std::size_t lines_equal(const std::string& err, const std::string& line) {
   const auto lines = lines_of(err);
@@ -86,7 +112,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     const std::map<int, Counts> want{{0, {8, 4, 0}}, {1, {3, 3, 0}}, {2, {2, 4, 0}}, {3, {2, 4, 0}}};
     CHECK(counts_of(r.err) == want);
     const json m = meta_of(dir);
-    CHECK(m.at("collectives") == json{{"barrier", "central"}, {"bcast", "flat"}, {"allreduce", "mpi"}});
+    CHECK(m.at("collectives") == json{{"barrier", "central"}, {"bcast", "flat"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}});
     // The report charges what ran: the substitutes, not MPICH's choice.
     const fs::path params = dir.parent_path() / "params.json";
     std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9,
@@ -110,7 +136,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     check_recorded(r, 4);
     const std::map<int, Counts> want{{0, {3, 0, 3}}, {1, {1, 1, 3}}, {2, {1, 2, 3}}, {3, {0, 2, 3}}};
     CHECK(counts_of(r.err) == want);
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "dissemination"}, {"bcast", "binomial"}, {"allreduce", "mpi"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "dissemination"}, {"bcast", "binomial"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}});
   }
   {
     // Barrier, combining tree of arity 2: children of 0 are 1 and 2, of 1 is 3; gather up, then
@@ -121,7 +147,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     check_recorded(r, 4);
     const std::map<int, Counts> want{{0, {7, 3, 0}}, {1, {3, 4, 0}}, {2, {3, 4, 0}}, {3, {2, 4, 0}}};
     CHECK(counts_of(r.err) == want);
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}, {"allreduce", "mpi"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}});
   }
   {
     // L = 1 us, o = g = 0, and MPICH's barrier calibrated at 2 us (1 us a round beyond its
@@ -284,18 +310,10 @@ TEST_CASE("substitute collectives: the delay apparatus delays each of their mess
 }
 
 TEST_CASE("substitute allreduce: MPICH's results to the byte, its algorithms' messages, charged as they ran") {
-  {
-    // allreduce_check compares every case with MPICH's own PMPI_Allreduce, byte for byte: 3 ranks
-    // (one folded in) and 4 (two halving rounds), each algorithm.
-    for (const char* algo : {"pt2pt", "recursive_doubling", "reduce_scatter_allgather"})
-      for (int ranks : {3, 4}) {
-        INFO(algo << " at " << ranks << " ranks");
-        const Result r = record(test_dir() / fmt_name(algo, ranks), ranks, {prog("allreduce_check")},
-                                {{"LD_PRELOAD", kShim}, {"MSTEP_ALLREDUCE", algo}});
-        check_recorded(r, ranks);
-        CHECK(r.out.find("allreduce_check: " + std::to_string(ranks) + " ranks, 168 cases: ok") != std::string::npos);
-      }
-  }
+  // allreduce_check compares every case with MPICH's own PMPI_Allreduce, byte for byte: 3 ranks
+  // (one folded in) and 4 (two halving rounds), each algorithm.
+  for (const char* algo : {"pt2pt", "recursive_doubling", "reduce_scatter_allgather"})
+    for (int ranks : {3, 4}) check_against_mpich("allreduce_check", "MSTEP_ALLREDUCE", algo, ranks, 168);
   // collectives.c at 4 ranks makes 5 MPI_Allreduce calls: 24 and 8 bytes on WORLD and on each half
   // (2 ranks), 4 bytes on a duplicate of WORLD. Recursive doubling: 2 Sendrecv rounds on 4 ranks,
   // 1 on 2: 2 + 2 + 1 + 1 + 2 = 8 on every rank. pt2pt: MPICH's choice, which is Rabenseifner's
@@ -305,17 +323,9 @@ TEST_CASE("substitute allreduce: MPICH's results to the byte, its algorithms' me
   std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9, "s": null, "S": 1000})";
   for (const auto& [algo, sendrecvs] : {std::pair{"recursive_doubling", 8L}, {"pt2pt", 9L}, {"mpi", 0L}}) {
     INFO("MSTEP_ALLREDUCE=" << algo);
-    const fs::path dir = test_dir() / (std::string("count_") + algo);
-    const Result r = record(dir, 4, {prog("collectives")}, {{"LD_PRELOAD", kCountShim}, {"MSTEP_ALLREDUCE", algo}});
-    check_recorded(r, 4);
-    const auto c = counts_of(r.err);
-    REQUIRE(c.size() == 4);
-    for (const auto& [rank, k] : c) CHECK(k == (Counts{0, 0, sendrecvs}));
-    if (std::string(algo) == "mpi") {
-      CHECK_FALSE(meta_of(dir).contains("collectives"));
-      continue;
-    }
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", algo}});
+    const fs::path dir = counted_collectives("MSTEP_ALLREDUCE", algo, sendrecvs);
+    if (dir.empty()) continue;
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", algo}, {"alltoall", "mpi"}});
     // The report charges what ran, without MPICH's calibrated cost beyond the messages.
     const std::vector<std::string> algos = report_algorithms(dir, params);
     const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
@@ -336,6 +346,62 @@ TEST_CASE("substitute allreduce: MPICH's results to the byte, its algorithms' me
                              "reduce_scatter_allgather or pt2pt; MPICH's own collectives run") == 1);
     for (const auto& [rank, k] : counts_of(r.err)) CHECK(k == Counts{});
   }
+}
+
+TEST_CASE("substitute alltoall: MPICH's results to the byte, its algorithms' messages, charged as they ran") {
+  // alltoall_check compares every case with MPICH's own PMPI_Alltoall, byte for byte: 3 ranks and
+  // 4 (2^k: pairwise's XOR partners), each algorithm (Bruck on any count when asked for).
+  for (const char* algo : {"pt2pt", "bruck", "scattered", "pairwise"})
+    for (int ranks : {3, 4}) check_against_mpich("alltoall_check", "MSTEP_ALLTOALL", algo, ranks, 80);
+  // collectives.c at 4 ranks makes 2 MPI_Alltoall calls of 8-byte blocks: on WORLD and on its half
+  // (2 ranks). Pairwise: a local copy (a Sendrecv to itself) and n - 1 Sendrecv: 4 + 2 = 6 on every
+  // rank. pt2pt below 8 ranks: scattered, Isend and Irecv only (not counted); mpi: MPICH's own.
+  const fs::path params = test_dir() / "alltoall_params.json";
+  std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9, "s": null, "S": 1000})";
+  for (const auto& [algo, sendrecvs] : {std::pair{"pairwise", 6L}, {"pt2pt", 0L}, {"mpi", 0L}}) {
+    INFO("MSTEP_ALLTOALL=" << algo);
+    const fs::path dir = counted_collectives("MSTEP_ALLTOALL", algo, sendrecvs);
+    if (dir.empty()) continue;
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", "mpi"}, {"alltoall", algo}});
+    // The report charges what ran, without MPICH's calibrated cost beyond the messages.
+    const std::vector<std::string> algos = report_algorithms(dir, params);
+    const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
+    const std::string name = std::string(algo) == "pairwise" ? "pairwise exchange" : "scattered Isend/Irecv (32 at a time)";
+    CHECK(has("MPI_Alltoall: " + name + " (libmstep's substitute for 4 ranks, 8 bytes; 1 call)"));
+    CHECK(has("MPI_Alltoall: " + name + " (libmstep's substitute for 2 ranks, 8 bytes; 2 calls)"));
+  }
+  {
+    INFO("a malformed setting: one line on rank 0's stderr, MPICH's own collectives run");
+    const fs::path dir = test_dir() / "alltoall_bad";
+    const Result r = record(dir, 2, {prog("collectives")}, {{"LD_PRELOAD", kCountShim}, {"MSTEP_ALLTOALL", "ring"}});
+    check_recorded(r, 2);
+    CHECK(lines_equal(r.err, "mstep: MSTEP_ALLTOALL='ring' is not mpi, bruck, scattered, pairwise or pt2pt; "
+                             "MPICH's own collectives run") == 1);
+    for (const auto& [rank, k] : counts_of(r.err)) CHECK(k == Counts{});
+  }
+}
+
+TEST_CASE("substitute alltoall: the delay apparatus delays each of its messages") {
+  // MSTEP_DELAY_L=50us at 2 ranks, 50 calls: as for the allreduce below, the two ranks' Alltoall
+  // times add up to at least L a call (5% left for the clock offset); MPICH's own is not delayed.
+  const auto alltoall_s = [](const fs::path& dir) {
+    const Stats s = stats(dir);
+    double sum = 0;
+    for (const json& rank : s.j.at("per_rank")) {
+      CHECK(rank.at("calls").at("MPI_Alltoall").get<int>() == 50);
+      sum += rank.at("time_s").at("MPI_Alltoall").get<double>();
+    }
+    return sum;
+  };
+  const fs::path dir = test_dir() / "alltoall_delayed";
+  const Result r = record(dir, 2, {prog("alltoall_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_ALLTOALL", "pt2pt"}});
+  check_recorded(r, 2);
+  CHECK(r.out.find("alltoall_check: 2 ranks, 50 calls: ok") != std::string::npos);
+  CHECK(alltoall_s(dir) >= 0.95 * 50e-6 * 50);
+  const fs::path mpich = test_dir() / "alltoall_undelayed";
+  const Result m = record(mpich, 2, {prog("alltoall_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_ALLTOALL", "mpi"}});
+  check_recorded(m, 2);
+  CHECK(alltoall_s(mpich) < 0.5 * 50e-6 * 50);
 }
 
 TEST_CASE("substitute allreduce: the delay apparatus delays each of its messages") {

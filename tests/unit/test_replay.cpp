@@ -448,6 +448,27 @@ TEST_CASE("MPICH 4.0 default algorithms by communicator and message size", "[rep
   CHECK(choose_collective(Op::Barrier, 1, 0, 0).algo == CollAlgo::Nothing);
 }
 
+TEST_CASE("MSTEP_ALLTOALL: the blocking MPI_Alltoall charged as libmstep's substitute ran it", "[replay]") {
+  const CollectiveSubstitutes pt2pt = substitutes_from_names("", "", "", "pt2pt");
+  // MPICH's choice, as a substitute (no calibrated residual), for the blocking call only.
+  CHECK(choose_collective(Op::Alltoall, 16, 0, 256, pt2pt).algo == CollAlgo::AlltoallBruck);
+  CHECK(choose_collective(Op::Alltoall, 16, 0, 256, pt2pt).substitute);
+  CHECK(choose_collective(Op::Alltoall, 4, 0, 256, pt2pt).algo == CollAlgo::AlltoallScattered);
+  CHECK(choose_collective(Op::Alltoall, 16, 0, 65536, pt2pt).algo == CollAlgo::AlltoallPairwise);
+  CHECK_FALSE(choose_collective(Op::Ialltoall, 4, 0, 256, pt2pt).substitute);
+  CHECK_FALSE(choose_collective(Op::Alltoallv, 4, 0, 256, pt2pt).substitute);
+  // The one asked for, whatever MPICH would choose.
+  const CollectiveSubstitutes pairwise = substitutes_from_names("", "", "", "pairwise");
+  CHECK(choose_collective(Op::Alltoall, 16, 0, 8, pairwise).algo == CollAlgo::AlltoallPairwise);
+  CHECK(choose_collective(Op::Alltoall, 16, 0, 8, substitutes_from_names("", "", "", "bruck")).algo ==
+        CollAlgo::AlltoallBruck);
+  CHECK(choose_collective(Op::Alltoall, 2, 0, 1 << 20, substitutes_from_names("", "", "", "scattered")).algo ==
+        CollAlgo::AlltoallScattered);
+  // mpi (or an unknown name): MPICH's own, not a substitute.
+  CHECK_FALSE(choose_collective(Op::Alltoall, 4, 0, 256, substitutes_from_names("", "", "", "mpi")).substitute);
+  CHECK_FALSE(substitutes_from_names("", "", "", "ring").any());
+}
+
 TEST_CASE("every decomposed message has exactly one sender and one receiver", "[replay]") {
   // For each algorithm, size and root: the slots sent equal the slots received, with matching
   // partners and sizes, and no slot is used twice.

@@ -48,7 +48,8 @@ struct SensitivityOptions {
 // algorithm MPICH 4.0.2 runs at 2 ranks. A setting already in the environment is the user's and
 // stays.
 constexpr std::pair<const char*, const char*> kCollectiveSubstitutes[] = {
-    {"MSTEP_BARRIER", "dissemination"}, {"MSTEP_BCAST", "binomial"}, {"MSTEP_ALLREDUCE", "pt2pt"}};
+    {"MSTEP_BARRIER", "dissemination"}, {"MSTEP_BCAST", "binomial"}, {"MSTEP_ALLREDUCE", "pt2pt"},
+    {"MSTEP_ALLTOALL", "pt2pt"}};
 
 // The substitutes this study sets (name, value), from the options and the environment.
 std::vector<std::pair<std::string, std::string>> substitutes_to_set(const SensitivityOptions& o) {
@@ -228,13 +229,14 @@ void run_sensitivity(const SensitivityOptions& o) {
         if (!is_collective_call(e)) continue;
         const bool substituted = (e.op == Op::Barrier && !meta.barrier_substitute.empty()) ||
                                  (e.op == Op::Bcast && !meta.bcast_substitute.empty()) ||
-                                 (e.op == Op::Allreduce && !meta.allreduce_substitute.empty());
+                                 (e.op == Op::Allreduce && !meta.allreduce_substitute.empty()) ||
+                                 (e.op == Op::Alltoall && !meta.alltoall_substitute.empty());
         collectives += !substituted;
       }
   if (collectives > 0)
     notes.push_back(fmt::format(
         "{} collective call{} (all ranks) ran MPICH's own algorithm, which the apparatus does not delay (libmstep's "
-        "substitutes for MPI_Barrier, MPI_Bcast and MPI_Allreduce it does), where the raised models charge their "
+        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce and MPI_Alltoall it does), where the raised models charge their "
         "messages too: there the predicted slowdown is not the apparatus's",
         collectives, collectives == 1 ? "" : "s"));
   std::string substituted;
@@ -323,7 +325,7 @@ void add_sensitivity(CLI::App& app) {
   cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_flag("-f,--force", o->force, "Replace the runs of an earlier sensitivity study in the directory");
   cmd->add_flag("--mpich-collectives", o->mpich_collectives,
-                "Keep MPICH's own MPI_Barrier, MPI_Bcast and MPI_Allreduce, which the apparatus does not delay "
+                "Keep MPICH's own MPI_Barrier, MPI_Bcast, MPI_Allreduce and MPI_Alltoall, which the apparatus does not delay "
                 "(default: libmstep's point-to-point substitutes in every run)");
   cmd->add_option("command", o->command, "The program after --, e.g. -- mpiexec.mpich -n 2 ./app");
   cmd->footer("Example:\n  mstep sensitivity --params params.json --sweep L=0,10us,50us --repeat 3 -- mpiexec.mpich -n 2 ./app");

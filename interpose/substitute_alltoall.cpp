@@ -1,0 +1,171 @@
+#include "interpose/substitute_alltoall.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "interpose/substitute.hpp"
+#include "model/replay/replay_collectives.hpp"
+
+namespace mstep {
+
+namespace {
+
+// `count` elements of `type` from `from` into `rcount` of `rtype` at `to`, on this rank: MPICH's
+// local copy, as a message to itself outside the delay apparatus (the replay charges none).
+int local_copy(const void* from, int count, MPI_Datatype type, void* to, int rcount, MPI_Datatype rtype) {
+  if (count == 0 && rcount == 0) return MPI_SUCCESS;
+  return PMPI_Sendrecv(from, count, type, 0, kSubstituteTag, to, rcount, rtype, 0, kSubstituteTag, MPI_COMM_SELF,
+                       MPI_STATUS_IGNORE);
+}
+
+MPI_Aint extent_of(MPI_Datatype type) {
+  MPI_Aint lb = 0, extent = 0;
+  PMPI_Type_get_extent(type, &lb, &extent);
+  return extent;
+}
+
+const char* block(const void* buf, int i, int count, MPI_Aint extent) {
+  return static_cast<const char*>(buf) + static_cast<MPI_Aint>(i) * count * extent;
+}
+char* block(void* buf, int i, int count, MPI_Aint extent) {
+  return static_cast<char*>(buf) + static_cast<MPI_Aint>(i) * count * extent;
+}
+
+// MPIR_Alltoall_intra_scattered: receives from me + i, sends to me - i, kThrottle of each posted
+// at a time. Messages to itself are MPICH's too, outside the apparatus.
+int scattered(const Wire& w, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, int me, int n) {
+  const MPI_Aint sext = extent_of(sendtype), rext = extent_of(recvtype);
+  const auto throttle = static_cast<int>(model::kAlltoallThrottle);
+  std::vector<MPI_Request> requests;
+  std::vector<MPI_Status> statuses;
+  std::vector<std::int64_t> holds;
+  Rc rc;
+  for (int ii = 0; ii < n; ii += throttle) {
+    const int ss = std::min(n - ii, throttle);
+    requests.assign(static_cast<std::size_t>(2 * ss), MPI_REQUEST_NULL);
+    statuses.resize(requests.size());
+    holds.assign(static_cast<std::size_t>(ss), INT64_MIN);
+    for (int i = 0; i < ss; ++i) {
+      const int src = (me + i + ii) % n;
+      rc(PMPI_Irecv(block(recvbuf, src, recvcount, rext), recvcount, recvtype, src, kSubstituteTag, w.pc,
+                    &requests[static_cast<std::size_t>(i)]));
+    }
+    for (int i = 0; i < ss; ++i) {
+      const int dst = (me - i - ii + n) % n;
+      const bool delayed = w.comm != nullptr && dst != me;
+      if (delayed) [[unlikely]]
+        g_delay.before_send(w.comm->world_rank(dst), kDelayTag, bytes_of(sendcount, sendtype));
+      rc(PMPI_Isend(block(sendbuf, dst, sendcount, sext), sendcount, sendtype, dst, kSubstituteTag, w.pc,
+                    &requests[static_cast<std::size_t>(ss + i)]));
+      if (delayed) [[unlikely]]
+        holds[static_cast<std::size_t>(i)] = g_delay.take_send_hold();
+    }
+    rc(PMPI_Waitall(2 * ss, requests.data(), statuses.data()));
+    if (w.comm) [[unlikely]] {
+      for (int i = 0; i < ss; ++i) {
+        const int src = (me + i + ii) % n;
+        if (src != me) g_delay.after_recv(w.comm->world_rank(src), kDelayTag, bytes_of(recvcount, recvtype));
+      }
+      for (const std::int64_t hold : holds)
+        if (hold != INT64_MIN) DelayApparatus::hold_until(hold);
+    }
+  }
+  return rc.rc;
+}
+
+// MPIR_Alltoall_intra_pairwise.
+int pairwise(const Wire& w, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, int me, int n) {
+  const MPI_Aint sext = extent_of(sendtype), rext = extent_of(recvtype);
+  Rc rc;
+  rc(local_copy(block(sendbuf, me, sendcount, sext), sendcount, sendtype, block(recvbuf, me, recvcount, rext),
+                recvcount, recvtype));
+  const bool pof2 = (n & (n - 1)) == 0;
+  for (int i = 1; i < n; ++i) {
+    const int src = pof2 ? me ^ i : (me - i + n) % n;
+    const int dst = pof2 ? me ^ i : (me + i) % n;
+    rc(w.sendrecv(block(sendbuf, dst, sendcount, sext), sendcount, sendtype, dst, block(recvbuf, src, recvcount, rext),
+                  recvcount, recvtype, src));
+  }
+  return rc.rc;
+}
+
+// MPIR_Alltoall_intra_brucks.
+int bruck(const Wire& w, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+          MPI_Datatype recvtype, int me, int n) {
+  const MPI_Aint sext = extent_of(sendtype), rext = extent_of(recvtype);
+  Rc rc;
+  // Phase 1: the blocks shifted up by `me`, into recvbuf.
+  rc(local_copy(block(sendbuf, me, sendcount, sext), (n - me) * sendcount, sendtype, recvbuf, (n - me) * recvcount,
+                recvtype));
+  rc(local_copy(sendbuf, me * sendcount, sendtype, block(recvbuf, n - me, recvcount, rext), me * recvcount, recvtype));
+  // Phase 2: in round k, the blocks whose index has bit k go to me + 2^k.
+  std::vector<int> displs;
+  std::vector<char> packed;
+  for (int pof2 = 1; pof2 < n; pof2 *= 2) {
+    const int dst = (me + pof2) % n, src = (me - pof2 + n) % n;
+    displs.clear();
+    for (int b = 1; b < n; ++b)
+      if (b & pof2) displs.push_back(b * recvcount);
+    MPI_Datatype blocks = MPI_DATATYPE_NULL;
+    rc(PMPI_Type_create_indexed_block(static_cast<int>(displs.size()), recvcount, displs.data(), recvtype, &blocks));
+    rc(PMPI_Type_commit(&blocks));
+    int pack_size = 0, position = 0;
+    rc(PMPI_Pack_size(1, blocks, w.pc, &pack_size));
+    packed.resize(static_cast<std::size_t>(std::max(pack_size, 1)));
+    rc(PMPI_Pack(recvbuf, 1, blocks, packed.data(), pack_size, &position, w.pc));
+    rc(w.sendrecv(packed.data(), position, MPI_PACKED, dst, recvbuf, 1, blocks, src));
+    PMPI_Type_free(&blocks);
+  }
+  // Phase 3: rotated up by me + 1 blocks into a buffer laid out as recvbuf, then in reverse order back.
+  MPI_Aint true_lb = 0, true_extent = 0;
+  PMPI_Type_get_true_extent(recvtype, &true_lb, &true_extent);
+  const auto elements = static_cast<MPI_Aint>(n) * recvcount;
+  std::vector<char> rotated(static_cast<std::size_t>(std::max<MPI_Aint>(true_extent + (elements - 1) * rext, 1)));
+  char* tmp = rotated.data() - true_lb;
+  rc(local_copy(block(recvbuf, me + 1, recvcount, rext), (n - me - 1) * recvcount, recvtype, tmp,
+                (n - me - 1) * recvcount, recvtype));
+  rc(local_copy(recvbuf, (me + 1) * recvcount, recvtype, block(tmp, n - me - 1, recvcount, rext), (me + 1) * recvcount,
+                recvtype));
+  for (int i = 0; i < n; ++i)
+    rc(local_copy(block(tmp, i, recvcount, rext), recvcount, recvtype, block(recvbuf, n - i - 1, recvcount, rext),
+                  recvcount, recvtype));
+  return rc.rc;
+}
+
+}  // namespace
+
+AlltoallAlgo alltoall_runs(AlltoallAlgo algo, std::uint64_t block_bytes, int n) {
+  if (algo != AlltoallAlgo::Pt2pt) return algo;
+  if (n >= static_cast<int>(model::kAlltoallMinProcs) && block_bytes <= model::kAlltoallShortBytes) return AlltoallAlgo::Bruck;
+  return block_bytes <= model::kAlltoallMediumBytes ? AlltoallAlgo::Scattered : AlltoallAlgo::Pairwise;
+}
+
+int substitute_alltoall(const Wire& w, AlltoallAlgo algo, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, int recvcount, MPI_Datatype recvtype, int me, int n) {
+  switch (alltoall_runs(algo, bytes_of(sendcount, sendtype), n)) {
+    case AlltoallAlgo::Bruck: return bruck(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, n);
+    case AlltoallAlgo::Pairwise: return pairwise(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, n);
+    default: return scattered(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, n);
+  }
+}
+
+int Substitutes::alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm) {
+  // What MPI would reject, MPI_IN_PLACE (MPICH's own in-place algorithm), or nothing to send, is
+  // MPICH's to answer.
+  if (!alltoall_on() || sendbuf == MPI_IN_PLACE || sendcount <= 0 || recvcount <= 0 || sendtype == MPI_DATATYPE_NULL ||
+      recvtype == MPI_DATATYPE_NULL)
+    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  const MPI_Comm pc = private_comm(comm).pc;
+  if (pc == MPI_COMM_NULL) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  int me = 0, n = 1;
+  PMPI_Comm_rank(pc, &me);
+  PMPI_Comm_size(pc, &n);
+  if (n == 1) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  const Wire w{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
+  return substitute_alltoall(w, settings_.alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, n);
+}
+
+}  // namespace mstep

@@ -1,0 +1,79 @@
+// MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE and MSTEP_ALLTOALL as read at MPI_Init, and the
+// parameter file that auto and esssp need (interpose/substitute.hpp).
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "interpose/substitute.hpp"
+
+namespace mstep {
+
+SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce,
+                                             const char* alltoall) {
+  SubstituteSettings s;
+  const std::string_view b = barrier ? barrier : "", c = bcast ? bcast : "", a = allreduce ? allreduce : "";
+  const std::string_view t = alltoall ? alltoall : "";
+  const std::optional<BarrierName> bn = parse_barrier_name(b);
+  const std::optional<BcastAlgo> cn = parse_bcast_name(c);
+  const std::optional<AllreduceAlgo> an = parse_allreduce_name(a);
+  const std::optional<AlltoallAlgo> tn = parse_alltoall_name(t);
+  if (!bn)
+    s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
+  else if (!cn)
+    s.error = fmt::format("MSTEP_BCAST='{}' is not mpi, flat, binomial, esssp or auto", c);
+  else if (!an)
+    s.error = fmt::format("MSTEP_ALLREDUCE='{}' is not mpi, recursive_doubling, reduce_scatter_allgather or pt2pt", a);
+  else if (!tn)
+    s.error = fmt::format("MSTEP_ALLTOALL='{}' is not mpi, bruck, scattered, pairwise or pt2pt", t);
+  else
+    s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn,
+    s.allreduce = *an, s.alltoall = *tn;
+  return s;
+}
+
+bool read_params_for(const std::string& path, const char* setting, bool full, SubstituteSettings& s) {
+  std::ifstream in(path);
+  if (!in) {
+    s.error = fmt::format("{} needs calibrated parameters: cannot read {} (set MSTEP_PARAMS=FILE of mstep calibrate)",
+                          setting, path.empty() ? std::string("~/.config/mstep/params.json") : path);
+    return false;
+  }
+  const auto size = [](const nlohmann::json& v) {
+    return v.is_null() ? model::kInfiniteBytes : v.get<std::uint64_t>();
+  };
+  try {
+    const auto j = nlohmann::json::parse(in);
+    model::LogGPSParams& p = s.loggps;
+    p.L = j.at("L").get<double>(), p.o = j.at("o").get<double>(), p.g = j.at("g").get<double>();
+    if (full) {
+      p.Os = j.at("Os").get<double>(), p.Or = j.at("Or").get<double>();
+      p.Gs = j.at("Gs").get<double>(), p.Gl = j.at("Gl").get<double>();
+      p.s = size(j.at("s")), p.S = size(j.at("S"));
+    }
+    // MPICH's own collectives as calibrated (older parameter files have none, and a damaged entry
+    // counts as none: auto then weighs their messages alone; `mstep report` names the damage).
+    if (j.contains("collectives")) {
+      try {
+        for (auto& [op, times] : model::read_collective_times(j.at("collectives"), path))
+          if (op == Op::Barrier || op == Op::Bcast) s.mpich.emplace(op, std::move(times));
+      } catch (const std::exception&) {
+        s.mpich.clear();
+      }
+    }
+  } catch (const std::exception&) {
+    s.error = fmt::format("{}: {} has no numbers {}", setting, path, full ? "L, o, Os, Or, g, Gs, Gl, s and S" : "L, o and g");
+    return false;
+  }
+  const model::LogGPSParams& p = s.loggps;
+  if (!(p.L >= 0 && p.o >= 0 && p.g >= 0 && std::isfinite(p.L + p.o + p.g))) {
+    s.error = fmt::format("{}: L, o and g of {} must be finite and not negative", setting, path);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace mstep
