@@ -6,8 +6,9 @@
 //   MSTEP_BCAST     = mpi | flat | binomial | esssp | auto
 //   MSTEP_ALLREDUCE = mpi | recursive_doubling | reduce_scatter_allgather | pt2pt
 //     (MPICH 4.0.2's algorithms; pt2pt: the one MPICH chooses: interpose/substitute_allreduce.hpp)
-//   MSTEP_ALLTOALL  = mpi | bruck | scattered | pairwise | pt2pt (the same for MPI_Alltoall:
-//     interpose/substitute_alltoall.hpp; MPI_IN_PLACE runs MPICH's own)
+//   MSTEP_ALLTOALL  = mpi | bruck | scattered | pairwise | pt2pt (the same for MPI_Alltoall, and
+//     but for mpi MPI_Alltoallv's scattered exchange: interpose/substitute_alltoall.hpp;
+//     MPI_IN_PLACE runs MPICH's own)
 // "auto" is Zharikov and Paznikov's adaptive barrier: per communicator size, the algorithm (and
 // tree arity) of least predicted time under the LogP parameters L, o and g of the calibrated
 // parameter file ($MSTEP_PARAMS, else ~/.config/mstep/params.json), o_s = o_r = o
@@ -92,6 +93,8 @@ class Substitutes {
   // (interpose/substitute_alltoall.cpp)
   int alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                MPI_Datatype recvtype, MPI_Comm comm);
+  int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm);
 
  private:
   // The private duplicate of `comm`, made on first use, with the barrier that runs on it (auto:

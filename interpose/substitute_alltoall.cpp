@@ -31,42 +31,59 @@ char* block(void* buf, int i, int count, MPI_Aint extent) {
   return static_cast<char*>(buf) + static_cast<MPI_Aint>(i) * count * extent;
 }
 
-// MPIR_Alltoall_intra_scattered: receives from me + i, sends to me - i, kThrottle of each posted
-// at a time. Messages to itself are MPICH's too, outside the apparatus.
-int scattered(const Wire& w, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, int me, int n) {
+// Where each rank's block lies and how long it is: MPI_Alltoall's blocks of `count` in a row, or
+// MPI_Alltoallv's counts and displacements.
+struct Blocks {
+  const int* counts = nullptr;  // null: `count` each, one after the other
+  const int* displs = nullptr;
+  int count = 0;
+  int count_of(int r) const { return counts ? counts[r] : count; }
+  MPI_Aint element_of(int r) const { return counts ? displs[r] : static_cast<MPI_Aint>(r) * count; }
+};
+
+// MPIR_Alltoall_intra_scattered and MPIR_Alltoallv_intra_scattered: receives from me + i, sends to
+// me - i, kThrottle of each posted at a time, an empty block neither sent nor received (Alltoallv;
+// Alltoall's are never empty here). Messages to itself are MPICH's too, outside the apparatus.
+int scattered(const Wire& w, const void* sendbuf, const Blocks& out, MPI_Datatype sendtype, void* recvbuf,
+              const Blocks& in, MPI_Datatype recvtype, int me, int n) {
   const MPI_Aint sext = extent_of(sendtype), rext = extent_of(recvtype);
+  int ssize = 0, rsize = 0;
+  PMPI_Type_size(sendtype, &ssize);
+  PMPI_Type_size(recvtype, &rsize);
   const auto throttle = static_cast<int>(model::kAlltoallThrottle);
   std::vector<MPI_Request> requests;
   std::vector<MPI_Status> statuses;
+  std::vector<int> sources;
   std::vector<std::int64_t> holds;
   Rc rc;
   for (int ii = 0; ii < n; ii += throttle) {
     const int ss = std::min(n - ii, throttle);
-    requests.assign(static_cast<std::size_t>(2 * ss), MPI_REQUEST_NULL);
-    statuses.resize(requests.size());
-    holds.assign(static_cast<std::size_t>(ss), INT64_MIN);
+    requests.clear();
+    sources.clear();
+    holds.clear();
     for (int i = 0; i < ss; ++i) {
       const int src = (me + i + ii) % n;
-      rc(PMPI_Irecv(block(recvbuf, src, recvcount, rext), recvcount, recvtype, src, kSubstituteTag, w.pc,
-                    &requests[static_cast<std::size_t>(i)]));
+      if (in.count_of(src) == 0 || rsize == 0) continue;
+      rc(PMPI_Irecv(static_cast<char*>(recvbuf) + in.element_of(src) * rext, in.count_of(src), recvtype, src,
+                    kSubstituteTag, w.pc, &requests.emplace_back()));
+      sources.push_back(src);
     }
     for (int i = 0; i < ss; ++i) {
       const int dst = (me - i - ii + n) % n;
+      if (out.count_of(dst) == 0 || ssize == 0) continue;
       const bool delayed = w.comm != nullptr && dst != me;
       if (delayed) [[unlikely]]
-        g_delay.before_send(w.comm->world_rank(dst), kDelayTag, bytes_of(sendcount, sendtype));
-      rc(PMPI_Isend(block(sendbuf, dst, sendcount, sext), sendcount, sendtype, dst, kSubstituteTag, w.pc,
-                    &requests[static_cast<std::size_t>(ss + i)]));
+        g_delay.before_send(w.comm->world_rank(dst), kDelayTag, bytes_of(out.count_of(dst), sendtype));
+      rc(PMPI_Isend(static_cast<const char*>(sendbuf) + out.element_of(dst) * sext, out.count_of(dst), sendtype, dst,
+                    kSubstituteTag, w.pc, &requests.emplace_back()));
       if (delayed) [[unlikely]]
-        holds[static_cast<std::size_t>(i)] = g_delay.take_send_hold();
+        holds.push_back(g_delay.take_send_hold());
     }
-    rc(PMPI_Waitall(2 * ss, requests.data(), statuses.data()));
+    statuses.resize(requests.size());
+    rc(PMPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data()));
     if (w.comm) [[unlikely]] {
-      for (int i = 0; i < ss; ++i) {
-        const int src = (me + i + ii) % n;
-        if (src != me) g_delay.after_recv(w.comm->world_rank(src), kDelayTag, bytes_of(recvcount, recvtype));
-      }
+      for (const int src : sources)
+        if (src != me) g_delay.after_recv(w.comm->world_rank(src), kDelayTag, bytes_of(in.count_of(src), recvtype));
       for (const std::int64_t hold : holds)
         if (hold != INT64_MIN) DelayApparatus::hold_until(hold);
     }
@@ -147,8 +164,15 @@ int substitute_alltoall(const Wire& w, AlltoallAlgo algo, const void* sendbuf, i
   switch (alltoall_runs(algo, bytes_of(sendcount, sendtype), n)) {
     case AlltoallAlgo::Bruck: return bruck(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, n);
     case AlltoallAlgo::Pairwise: return pairwise(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, n);
-    default: return scattered(w, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, n);
+    default: return scattered(w, sendbuf, Blocks{nullptr, nullptr, sendcount}, sendtype, recvbuf,
+                              Blocks{nullptr, nullptr, recvcount}, recvtype, me, n);
   }
+}
+
+int substitute_alltoallv(const Wire& w, const void* sendbuf, const int* sendcounts, const int* sdispls,
+                         MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
+                         MPI_Datatype recvtype, int me, int n) {
+  return scattered(w, sendbuf, Blocks{sendcounts, sdispls}, sendtype, recvbuf, Blocks{recvcounts, rdispls}, recvtype, me, n);
 }
 
 int Substitutes::alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -166,6 +190,24 @@ int Substitutes::alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendt
   if (n == 1) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   const Wire w{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
   return substitute_alltoall(w, settings_.alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, n);
+}
+
+int Substitutes::alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
+                           void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+                           MPI_Comm comm) {
+  // As MPI_Alltoall above: MPICH's own where it would reject the call or for MPI_IN_PLACE.
+  if (!alltoall_on() || sendbuf == MPI_IN_PLACE || !sendcounts || !sdispls || !recvcounts || !rdispls ||
+      sendtype == MPI_DATATYPE_NULL || recvtype == MPI_DATATYPE_NULL)
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  const MPI_Comm pc = private_comm(comm).pc;
+  if (pc == MPI_COMM_NULL)
+    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  int me = 0, n = 1;
+  PMPI_Comm_rank(pc, &me);
+  PMPI_Comm_size(pc, &n);
+  if (n == 1) return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  const Wire w{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
+  return substitute_alltoallv(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, me, n);
 }
 
 }  // namespace mstep

@@ -10,6 +10,8 @@
 //     rank XOR i on 2^k ranks, else sending to rank + i while receiving from rank - i.
 // pt2pt is MPICH's choice: Bruck from 8 ranks for blocks of 256 bytes or less, scattered up to
 // 32 KiB, pairwise beyond (model/replay/replay_coll_choice.cpp makes the same one).
+// MPI_Alltoallv, under any MSTEP_ALLTOALL but mpi: MPICH's one algorithm for it, scattered
+// (MPIR_Alltoallv_intra_scattered: as above, empty blocks neither sent nor received).
 #pragma once
 
 #include <cstdint>
@@ -28,5 +30,10 @@ AlltoallAlgo alltoall_runs(AlltoallAlgo algo, std::uint64_t block_bytes, int n);
 // MPI_IN_PLACE. The first failing call's code, MPI_SUCCESS otherwise.
 int substitute_alltoall(const Wire& w, AlltoallAlgo algo, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                         void* recvbuf, int recvcount, MPI_Datatype recvtype, int me, int n);
+
+// The same for MPI_Alltoallv (scattered); n > 1, sendbuf not MPI_IN_PLACE.
+int substitute_alltoallv(const Wire& w, const void* sendbuf, const int* sendcounts, const int* sdispls,
+                         MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls,
+                         MPI_Datatype recvtype, int me, int n);
 
 }  // namespace mstep

@@ -141,11 +141,11 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   if (!g_recorder.active())
-    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
-                          recvtype, comm);
+    return g_substitutes.alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                                   recvtype, comm);
   Event e = begin_event(Op::Alltoallv, MSTEP_CALLER);
-  const int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                rdispls, recvtype, comm);
+  const int rc = g_substitutes.alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                         rdispls, recvtype, comm);
   Coll k = finish_coll(e, comm);
   bytes_alltoallv(k, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
   g_recorder.record(k.e);

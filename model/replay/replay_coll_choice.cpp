@@ -264,7 +264,10 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
         s.substitute = true;
       }
       break;
-    case Op::Alltoallv: s.algo = CollAlgo::AlltoallScattered; break;
+    case Op::Alltoallv:
+      s.algo = CollAlgo::AlltoallScattered;
+      s.substitute = op == Op::Alltoallv && subs.alltoall != CollAlgo::Unsupported;  // libmstep's, the same algorithm
+      break;
     case Op::Reduce_scatter:
     case Op::Reduce_scatter_block:
       s.algo = total < kReduceScatterLongBytes ? CollAlgo::ReduceScatterRecHalving : CollAlgo::ReduceScatterPairwise;

@@ -83,6 +83,7 @@ struct CollectiveSubstitutes {
   bool allreduce_as_mpich = false;
   // MSTEP_ALLTOALL: MPI_Alltoall by libmstep (interpose/substitute_alltoall.hpp), the same way:
   // AlltoallBruck, AlltoallScattered or AlltoallPairwise; with alltoall_as_mpich, MPICH's choice.
+  // MPI_Alltoallv then too, by its one algorithm (scattered).
   CollAlgo alltoall = CollAlgo::Unsupported;
   bool alltoall_as_mpich = false;
   bool any() const {

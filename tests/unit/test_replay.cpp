@@ -456,7 +456,11 @@ TEST_CASE("MSTEP_ALLTOALL: the blocking MPI_Alltoall charged as libmstep's subst
   CHECK(choose_collective(Op::Alltoall, 4, 0, 256, pt2pt).algo == CollAlgo::AlltoallScattered);
   CHECK(choose_collective(Op::Alltoall, 16, 0, 65536, pt2pt).algo == CollAlgo::AlltoallPairwise);
   CHECK_FALSE(choose_collective(Op::Ialltoall, 4, 0, 256, pt2pt).substitute);
-  CHECK_FALSE(choose_collective(Op::Alltoallv, 4, 0, 256, pt2pt).substitute);
+  // MPI_Alltoallv too, by its one algorithm, under any setting but mpi.
+  CHECK(choose_collective(Op::Alltoallv, 4, 0, 256, pt2pt).substitute);
+  CHECK(choose_collective(Op::Alltoallv, 4, 0, 256, pt2pt).algo == CollAlgo::AlltoallScattered);
+  CHECK_FALSE(choose_collective(Op::Ialltoallv, 4, 0, 256, pt2pt).substitute);
+  CHECK_FALSE(choose_collective(Op::Alltoallv, 4, 0, 256).substitute);
   // The one asked for, whatever MPICH would choose.
   const CollectiveSubstitutes pairwise = substitutes_from_names("", "", "", "pairwise");
   CHECK(choose_collective(Op::Alltoall, 16, 0, 8, pairwise).algo == CollAlgo::AlltoallPairwise);

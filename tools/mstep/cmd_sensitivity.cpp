@@ -230,13 +230,13 @@ void run_sensitivity(const SensitivityOptions& o) {
         const bool substituted = (e.op == Op::Barrier && !meta.barrier_substitute.empty()) ||
                                  (e.op == Op::Bcast && !meta.bcast_substitute.empty()) ||
                                  (e.op == Op::Allreduce && !meta.allreduce_substitute.empty()) ||
-                                 (e.op == Op::Alltoall && !meta.alltoall_substitute.empty());
+                                 ((e.op == Op::Alltoall || e.op == Op::Alltoallv) && !meta.alltoall_substitute.empty());
         collectives += !substituted;
       }
   if (collectives > 0)
     notes.push_back(fmt::format(
         "{} collective call{} (all ranks) ran MPICH's own algorithm, which the apparatus does not delay (libmstep's "
-        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce and MPI_Alltoall it does), where the raised models charge their "
+        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Alltoall and MPI_Alltoallv it does), where the raised models charge their "
         "messages too: there the predicted slowdown is not the apparatus's",
         collectives, collectives == 1 ? "" : "s"));
   std::string substituted;
@@ -325,7 +325,8 @@ void add_sensitivity(CLI::App& app) {
   cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_flag("-f,--force", o->force, "Replace the runs of an earlier sensitivity study in the directory");
   cmd->add_flag("--mpich-collectives", o->mpich_collectives,
-                "Keep MPICH's own MPI_Barrier, MPI_Bcast, MPI_Allreduce and MPI_Alltoall, which the apparatus does not delay "
+                "Keep MPICH's own MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Alltoall and MPI_Alltoallv, which the apparatus "
+                "does not delay "
                 "(default: libmstep's point-to-point substitutes in every run)");
   cmd->add_option("command", o->command, "The program after --, e.g. -- mpiexec.mpich -n 2 ./app");
   cmd->footer("Example:\n  mstep sensitivity --params params.json --sweep L=0,10us,50us --repeat 3 -- mpiexec.mpich -n 2 ./app");
