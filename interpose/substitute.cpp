@@ -257,6 +257,16 @@ Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {
   return p;  // the duplicate is freed with `comm`, by delete_private
 }
 
+std::optional<Substitutes::Member> Substitutes::member_of(MPI_Comm comm) {
+  const MPI_Comm pc = private_comm(comm).pc;
+  if (pc == MPI_COMM_NULL) return std::nullopt;
+  int me = 0, n = 1;
+  PMPI_Comm_rank(pc, &me);
+  PMPI_Comm_size(pc, &n);
+  if (n == 1) return std::nullopt;
+  return Member{Wire{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr}, me, n};
+}
+
 int Substitutes::barrier(MPI_Comm comm) {
   const Private p = barrier_on() ? private_comm(comm) : Private{};
   if (p.pc == MPI_COMM_NULL) return PMPI_Barrier(comm);
@@ -329,14 +339,9 @@ int Substitutes::allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Da
   // What MPI would reject, or where MPICH has nothing to send, is MPICH's to answer.
   if (!allreduce_on() || count <= 0 || op == MPI_OP_NULL || type == MPI_DATATYPE_NULL || sendbuf == recvbuf)
     return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-  const MPI_Comm pc = private_comm(comm).pc;
-  if (pc == MPI_COMM_NULL) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-  int me = 0, n = 1;
-  PMPI_Comm_rank(pc, &me);
-  PMPI_Comm_size(pc, &n);
-  if (n == 1) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
-  const Wire w{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
-  return substitute_allreduce(w, settings_.allreduce, sendbuf, recvbuf, count, type, op, me, n);
+  const std::optional<Member> m = member_of(comm);
+  if (!m) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  return substitute_allreduce(m->w, settings_.allreduce, sendbuf, recvbuf, count, type, op, m->me, m->n);
 }
 
 }  // namespace mstep

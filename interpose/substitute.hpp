@@ -41,11 +41,13 @@
 // application's own (interpose/delay.hpp): a collective slows by what its algorithm's messages add.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <mpi.h>
 
 #include "format/collective_substitutes.hpp"
+#include "interpose/substitute_wire.hpp"
 #include "model/cost/loggps.hpp"
 #include "model/params/collective_times.hpp"
 
@@ -105,6 +107,14 @@ class Substitutes {
     int arity = 0;
   };
   Private private_comm(MPI_Comm comm);
+  // This rank as a member of `comm`'s private duplicate: its wire (through the delay apparatus when
+  // that is on), its rank and the size; nullopt where MPICH's own collective runs instead (no
+  // duplicate, as for an intercommunicator, or a communicator of one).
+  struct Member {
+    Wire w;
+    int me = 0, n = 1;
+  };
+  std::optional<Member> member_of(MPI_Comm comm);
 
   SubstituteSettings settings_;
   int keyval_ = MPI_KEYVAL_INVALID;

@@ -182,14 +182,10 @@ int Substitutes::alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendt
   if (!alltoall_on() || sendbuf == MPI_IN_PLACE || sendcount <= 0 || recvcount <= 0 || sendtype == MPI_DATATYPE_NULL ||
       recvtype == MPI_DATATYPE_NULL)
     return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  const MPI_Comm pc = private_comm(comm).pc;
-  if (pc == MPI_COMM_NULL) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  int me = 0, n = 1;
-  PMPI_Comm_rank(pc, &me);
-  PMPI_Comm_size(pc, &n);
-  if (n == 1) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-  const Wire w{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
-  return substitute_alltoall(w, settings_.alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, me, n);
+  const std::optional<Member> m = member_of(comm);
+  if (!m) return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return substitute_alltoall(m->w, settings_.alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, m->me,
+                             m->n);
 }
 
 int Substitutes::alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype,
@@ -199,15 +195,10 @@ int Substitutes::alltoallv(const void* sendbuf, const int* sendcounts, const int
   if (!alltoall_on() || sendbuf == MPI_IN_PLACE || !sendcounts || !sdispls || !recvcounts || !rdispls ||
       sendtype == MPI_DATATYPE_NULL || recvtype == MPI_DATATYPE_NULL)
     return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-  const MPI_Comm pc = private_comm(comm).pc;
-  if (pc == MPI_COMM_NULL)
-    return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-  int me = 0, n = 1;
-  PMPI_Comm_rank(pc, &me);
-  PMPI_Comm_size(pc, &n);
-  if (n == 1) return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
-  const Wire w{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr};
-  return substitute_alltoallv(w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, me, n);
+  const std::optional<Member> m = member_of(comm);
+  if (!m) return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  return substitute_alltoallv(m->w, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, m->me,
+                              m->n);
 }
 
 }  // namespace mstep

@@ -8,10 +8,9 @@
 #include <optional>
 #include <vector>
 
-#include "format/member_list.hpp"
+#include "format/step_tracker.hpp"
 #include "format/trace_format.hpp"
 #include "model/analysis/small_list.hpp"
-#include "format/step_tracker.hpp"
 #include "model/replay/replay.hpp"
 #include "model/trace/rank_comms.hpp"
 #include "model/trace/stream_pass.hpp"
@@ -63,7 +62,6 @@ struct Entry {
   void shrink() {
     shrink_lists();
     gamma.shrink(kKeep);
-    heard_whole = nullptr;
   }
   void shrink_lists() {
     incoming.shrink(kKeep);

@@ -11,8 +11,8 @@
 
 #include "format/flat_map.hpp"
 #include "format/rank_trace.hpp"
-#include "model/analysis/small_list.hpp"
 #include "model/analysis/exact_sum.hpp"
+#include "model/analysis/small_list.hpp"
 #include "model/cost/loggps.hpp"
 #include "model/trace/matching.hpp"
 #include "model/trace/stream_pass.hpp"
