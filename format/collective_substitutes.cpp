@@ -48,6 +48,12 @@ std::optional<AlltoallAlgo> parse_alltoall_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<RootedAlgo> parse_rooted_name(std::string_view name) {
+  if (name.empty() || name == "mpi") return RootedAlgo::Mpi;
+  if (name == "pt2pt") return RootedAlgo::Pt2pt;
+  return std::nullopt;
+}
+
 std::string barrier_name(BarrierName b) {
   switch (b.algo) {
     case BarrierAlgo::Mpi: return "mpi";
@@ -90,5 +96,7 @@ const char* alltoall_name(AlltoallAlgo a) {
   }
   return "mpi";
 }
+
+const char* rooted_name(RootedAlgo a) { return a == RootedAlgo::Pt2pt ? "pt2pt" : "mpi"; }
 
 }  // namespace mstep

@@ -1,10 +1,12 @@
 // The names of libmstep's substitute collectives, as MSTEP_BARRIER / MSTEP_BCAST / MSTEP_ALLREDUCE /
-// MSTEP_ALLTOALL take them and meta.json's "collectives" records them: one grammar for the writer
-// (interpose/substitute.hpp) and the reader (model/replay/replay_collectives.hpp).
+// MSTEP_ALLTOALL / MSTEP_GATHER / MSTEP_SCATTER take them and meta.json's "collectives" records
+// them: one grammar for the writer (interpose/substitute.hpp) and the reader
+// (model/replay/replay_collectives.hpp).
 //   barrier:   mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
 //   bcast:     mpi | flat | binomial | esssp | auto
 //   allreduce: mpi | recursive_doubling | reduce_scatter_allgather | pt2pt
 //   alltoall:  mpi | bruck | scattered | pairwise | pt2pt
+//   gather, scatter: mpi | pt2pt
 // The empty name is "mpi" (MPICH's own).
 #pragma once
 
@@ -23,6 +25,9 @@ enum class AllreduceAlgo : std::uint8_t { Mpi, RecursiveDoubling, ReduceScatterA
 // MPICH 4.0.2's three (MPIR_Alltoall_intra_brucks, _scattered, _pairwise); pt2pt: its choice by
 // block size and ranks.
 enum class AlltoallAlgo : std::uint8_t { Mpi, Bruck, Scattered, Pairwise, Pt2pt };
+// MPI_Gather(v) and MPI_Scatter(v), each of which MPICH 4.0.2 runs by one algorithm whatever the
+// size (binomial tree; the v versions linear): MPICH's own, or that algorithm by libmstep.
+enum class RootedAlgo : std::uint8_t { Mpi, Pt2pt };
 
 struct BarrierName {
   BarrierAlgo algo = BarrierAlgo::Mpi;
@@ -34,10 +39,12 @@ std::optional<BarrierName> parse_barrier_name(std::string_view name);
 std::optional<BcastAlgo> parse_bcast_name(std::string_view name);
 std::optional<AllreduceAlgo> parse_allreduce_name(std::string_view name);
 std::optional<AlltoallAlgo> parse_alltoall_name(std::string_view name);
+std::optional<RootedAlgo> parse_rooted_name(std::string_view name);
 
 std::string barrier_name(BarrierName b);  // "tree:4"
 const char* bcast_name(BcastAlgo a);      // "flat"
 const char* allreduce_name(AllreduceAlgo a);  // "recursive_doubling"
 const char* alltoall_name(AlltoallAlgo a);    // "pairwise"
+const char* rooted_name(RootedAlgo a);        // "pt2pt"
 
 }  // namespace mstep

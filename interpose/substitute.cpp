@@ -189,7 +189,7 @@ int delete_private(MPI_Comm, int, void* value, void*) {
 
 void Substitutes::start(int world_rank) {
   settings_ = parse_substitute_settings(std::getenv("MSTEP_BARRIER"), std::getenv("MSTEP_BCAST"), std::getenv("MSTEP_ALLREDUCE"),
-                                        std::getenv("MSTEP_ALLTOALL"));
+                                        std::getenv("MSTEP_ALLTOALL"), std::getenv("MSTEP_GATHER"), std::getenv("MSTEP_SCATTER"));
   const bool auto_barrier = settings_.barrier == BarrierAlgo::Auto;
   const bool esssp = settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto;  // full LogGPS
   if (auto_barrier || esssp) {
@@ -226,9 +226,10 @@ std::string Substitutes::json() const {
   // What auto weighed MPICH's own collectives at, so that a report makes the same choices.
   if ((settings_.barrier == BarrierAlgo::Auto || settings_.bcast == BcastAlgo::Auto) && !settings_.mpich.empty())
     logp += fmt::format(R"(, "mpich": {})", model::collective_times_json(settings_.mpich).dump());
-  return fmt::format(R"({{"barrier": "{}", "bcast": "{}", "allreduce": "{}", "alltoall": "{}"{}}})",
+  return fmt::format(R"({{"barrier": "{}", "bcast": "{}", "allreduce": "{}", "alltoall": "{}", "gather": "{}", "scatter": "{}"{}}})",
                      barrier_name({settings_.barrier, settings_.tree_arity}), bcast_name(settings_.bcast),
-                     allreduce_name(settings_.allreduce), alltoall_name(settings_.alltoall), logp);
+                     allreduce_name(settings_.allreduce), alltoall_name(settings_.alltoall),
+                     rooted_name(settings_.gather), rooted_name(settings_.scatter), logp);
 }
 
 Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {

@@ -1,4 +1,5 @@
-// Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast, MPI_Allreduce and MPI_Alltoall run by libmstep's own
+// Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Alltoall, MPI_Gather and
+// MPI_Scatter (and their v versions) run by libmstep's own
 // algorithms over point-to-point messages, so that an algorithm `mstep advise` recommends can be
 // run and measured without changing the application, and so that the delay apparatus reaches
 // every message of a collective (issue 13). Chosen by environment variables, read at MPI_Init:
@@ -9,6 +10,9 @@
 //   MSTEP_ALLTOALL  = mpi | bruck | scattered | pairwise | pt2pt (the same for MPI_Alltoall, and
 //     but for mpi MPI_Alltoallv's scattered exchange: interpose/substitute_alltoall.hpp;
 //     MPI_IN_PLACE runs MPICH's own)
+//   MSTEP_GATHER    = mpi | pt2pt (MPI_Gather's binomial tree and MPI_Gatherv's linear receive,
+//     MPICH 4.0.2's one algorithm for each: interpose/substitute_rooted.hpp)
+//   MSTEP_SCATTER   = mpi | pt2pt (the same for MPI_Scatter and MPI_Scatterv)
 // "auto" is Zharikov and Paznikov's adaptive barrier: per communicator size, the algorithm (and
 // tree arity) of least predicted time under the LogP parameters L, o and g of the calibrated
 // parameter file ($MSTEP_PARAMS, else ~/.config/mstep/params.json), o_s = o_r = o
@@ -59,6 +63,8 @@ struct SubstituteSettings {
   BcastAlgo bcast = BcastAlgo::Mpi;
   AllreduceAlgo allreduce = AllreduceAlgo::Mpi;
   AlltoallAlgo alltoall = AlltoallAlgo::Mpi;
+  RootedAlgo gather = RootedAlgo::Mpi;
+  RootedAlgo scatter = RootedAlgo::Mpi;
   model::LogGPSParams loggps;  // barrier auto: its L, o and g; bcast esssp and auto: all of it, every pair's network
   // auto: MPI_Barrier and MPI_Bcast as `mstep calibrate` measured them (the parameter file's
   // "collectives"; absent: none), MPICH's cost beyond their messages, which auto weighs.
@@ -74,19 +80,25 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
 // Parses the settings (null or empty: "mpi"); error names the first bad one and what is accepted,
 // and leaves all at "mpi".
 SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce = nullptr,
-                                             const char* alltoall = nullptr);
+                                             const char* alltoall = nullptr, const char* gather = nullptr,
+                                             const char* scatter = nullptr);
 
 class Substitutes {
  public:
-  // At MPI_Init on every rank: reads MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE and MSTEP_ALLTOALL.
+  // At MPI_Init on every rank: reads MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL,
+  // MSTEP_GATHER and MSTEP_SCATTER.
   void start(int world_rank);
   bool barrier_on() const { return settings_.barrier != BarrierAlgo::Mpi; }
   bool bcast_on() const { return settings_.bcast != BcastAlgo::Mpi; }
   bool allreduce_on() const { return settings_.allreduce != AllreduceAlgo::Mpi; }
   bool alltoall_on() const { return settings_.alltoall != AlltoallAlgo::Mpi; }
-  bool any_on() const { return barrier_on() || bcast_on() || allreduce_on() || alltoall_on(); }
+  bool gather_on() const { return settings_.gather != RootedAlgo::Mpi; }
+  bool scatter_on() const { return settings_.scatter != RootedAlgo::Mpi; }
+  bool any_on() const {
+    return barrier_on() || bcast_on() || allreduce_on() || alltoall_on() || gather_on() || scatter_on();
+  }
   // meta.json's "collectives" object: {"barrier": "tree:4", "bcast": "mpi", "allreduce": "mpi",
-  // "alltoall": "mpi"}.
+  // "alltoall": "mpi", "gather": "mpi", "scatter": "pt2pt"}.
   std::string json() const;
 
   int barrier(MPI_Comm comm);
@@ -97,6 +109,15 @@ class Substitutes {
                MPI_Datatype recvtype, MPI_Comm comm);
   int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
                 const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+  // (interpose/substitute_rooted.cpp)
+  int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+             MPI_Datatype recvtype, int root, MPI_Comm comm);
+  int gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+              const int* displs, MPI_Datatype recvtype, int root, MPI_Comm comm);
+  int scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, int root, MPI_Comm comm);
+  int scatterv(const void* sendbuf, const int* sendcounts, const int* displs, MPI_Datatype sendtype, void* recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 
  private:
   // The private duplicate of `comm`, made on first use, with the barrier that runs on it (auto:

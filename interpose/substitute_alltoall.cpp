@@ -10,27 +10,6 @@ namespace mstep {
 
 namespace {
 
-// `count` elements of `type` from `from` into `rcount` of `rtype` at `to`, on this rank: MPICH's
-// local copy, as a message to itself outside the delay apparatus (the replay charges none).
-int local_copy(const void* from, int count, MPI_Datatype type, void* to, int rcount, MPI_Datatype rtype) {
-  if (count == 0 && rcount == 0) return MPI_SUCCESS;
-  return PMPI_Sendrecv(from, count, type, 0, kSubstituteTag, to, rcount, rtype, 0, kSubstituteTag, MPI_COMM_SELF,
-                       MPI_STATUS_IGNORE);
-}
-
-MPI_Aint extent_of(MPI_Datatype type) {
-  MPI_Aint lb = 0, extent = 0;
-  PMPI_Type_get_extent(type, &lb, &extent);
-  return extent;
-}
-
-const char* block(const void* buf, int i, int count, MPI_Aint extent) {
-  return static_cast<const char*>(buf) + static_cast<MPI_Aint>(i) * count * extent;
-}
-char* block(void* buf, int i, int count, MPI_Aint extent) {
-  return static_cast<char*>(buf) + static_cast<MPI_Aint>(i) * count * extent;
-}
-
 // Where each rank's block lies and how long it is: MPI_Alltoall's blocks of `count` in a row, or
 // MPI_Alltoallv's counts and displacements.
 struct Blocks {
@@ -54,39 +33,34 @@ int scattered(const Wire& w, const void* sendbuf, const Blocks& out, MPI_Datatyp
   std::vector<MPI_Request> requests;
   std::vector<MPI_Status> statuses;
   std::vector<int> sources;
+  std::vector<std::uint64_t> bytes;
   std::vector<std::int64_t> holds;
   Rc rc;
   for (int ii = 0; ii < n; ii += throttle) {
     const int ss = std::min(n - ii, throttle);
     requests.clear();
     sources.clear();
+    bytes.clear();
     holds.clear();
     for (int i = 0; i < ss; ++i) {
       const int src = (me + i + ii) % n;
       if (in.count_of(src) == 0 || rsize == 0) continue;
-      rc(PMPI_Irecv(static_cast<char*>(recvbuf) + in.element_of(src) * rext, in.count_of(src), recvtype, src,
-                    kSubstituteTag, w.pc, &requests.emplace_back()));
-      sources.push_back(src);
+      rc(w.irecv(static_cast<char*>(recvbuf) + in.element_of(src) * rext, in.count_of(src), recvtype, src,
+                 &requests.emplace_back()));
+      if (src != me) sources.push_back(src), bytes.push_back(bytes_of(in.count_of(src), recvtype));
     }
     for (int i = 0; i < ss; ++i) {
       const int dst = (me - i - ii + n) % n;
       if (out.count_of(dst) == 0 || ssize == 0) continue;
-      const bool delayed = w.comm != nullptr && dst != me;
-      if (delayed) [[unlikely]]
-        g_delay.before_send(w.comm->world_rank(dst), kDelayTag, bytes_of(out.count_of(dst), sendtype));
-      rc(PMPI_Isend(static_cast<const char*>(sendbuf) + out.element_of(dst) * sext, out.count_of(dst), sendtype, dst,
-                    kSubstituteTag, w.pc, &requests.emplace_back()));
-      if (delayed) [[unlikely]]
-        holds.push_back(g_delay.take_send_hold());
+      const char* from = static_cast<const char*>(sendbuf) + out.element_of(dst) * sext;
+      if (dst == me)
+        rc(PMPI_Isend(from, out.count_of(dst), sendtype, dst, kSubstituteTag, w.pc, &requests.emplace_back()));
+      else
+        rc(w.isend(from, out.count_of(dst), sendtype, dst, &requests.emplace_back(), holds));
     }
     statuses.resize(requests.size());
     rc(PMPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data()));
-    if (w.comm) [[unlikely]] {
-      for (const int src : sources)
-        if (src != me) g_delay.after_recv(w.comm->world_rank(src), kDelayTag, bytes_of(in.count_of(src), recvtype));
-      for (const std::int64_t hold : holds)
-        if (hold != INT64_MIN) DelayApparatus::hold_until(hold);
-    }
+    w.complete(sources, bytes, holds);
   }
   return rc.rc;
 }
@@ -96,13 +70,13 @@ int pairwise(const Wire& w, const void* sendbuf, int sendcount, MPI_Datatype sen
              MPI_Datatype recvtype, int me, int n) {
   const MPI_Aint sext = extent_of(sendtype), rext = extent_of(recvtype);
   Rc rc;
-  rc(local_copy(block(sendbuf, me, sendcount, sext), sendcount, sendtype, block(recvbuf, me, recvcount, rext),
+  rc(local_copy(block_at(sendbuf, me, sendcount, sext), sendcount, sendtype, block_at(recvbuf, me, recvcount, rext),
                 recvcount, recvtype));
   const bool pof2 = (n & (n - 1)) == 0;
   for (int i = 1; i < n; ++i) {
     const int src = pof2 ? me ^ i : (me - i + n) % n;
     const int dst = pof2 ? me ^ i : (me + i) % n;
-    rc(w.sendrecv(block(sendbuf, dst, sendcount, sext), sendcount, sendtype, dst, block(recvbuf, src, recvcount, rext),
+    rc(w.sendrecv(block_at(sendbuf, dst, sendcount, sext), sendcount, sendtype, dst, block_at(recvbuf, src, recvcount, rext),
                   recvcount, recvtype, src));
   }
   return rc.rc;
@@ -114,9 +88,9 @@ int bruck(const Wire& w, const void* sendbuf, int sendcount, MPI_Datatype sendty
   const MPI_Aint sext = extent_of(sendtype), rext = extent_of(recvtype);
   Rc rc;
   // Phase 1: the blocks shifted up by `me`, into recvbuf.
-  rc(local_copy(block(sendbuf, me, sendcount, sext), (n - me) * sendcount, sendtype, recvbuf, (n - me) * recvcount,
+  rc(local_copy(block_at(sendbuf, me, sendcount, sext), (n - me) * sendcount, sendtype, recvbuf, (n - me) * recvcount,
                 recvtype));
-  rc(local_copy(sendbuf, me * sendcount, sendtype, block(recvbuf, n - me, recvcount, rext), me * recvcount, recvtype));
+  rc(local_copy(sendbuf, me * sendcount, sendtype, block_at(recvbuf, n - me, recvcount, rext), me * recvcount, recvtype));
   // Phase 2: in round k, the blocks whose index has bit k go to me + 2^k.
   std::vector<int> displs;
   std::vector<char> packed;
@@ -141,12 +115,12 @@ int bruck(const Wire& w, const void* sendbuf, int sendcount, MPI_Datatype sendty
   const auto elements = static_cast<MPI_Aint>(n) * recvcount;
   std::vector<char> rotated(static_cast<std::size_t>(std::max<MPI_Aint>(true_extent + (elements - 1) * rext, 1)));
   char* tmp = rotated.data() - true_lb;
-  rc(local_copy(block(recvbuf, me + 1, recvcount, rext), (n - me - 1) * recvcount, recvtype, tmp,
+  rc(local_copy(block_at(recvbuf, me + 1, recvcount, rext), (n - me - 1) * recvcount, recvtype, tmp,
                 (n - me - 1) * recvcount, recvtype));
-  rc(local_copy(recvbuf, (me + 1) * recvcount, recvtype, block(tmp, n - me - 1, recvcount, rext), (me + 1) * recvcount,
+  rc(local_copy(recvbuf, (me + 1) * recvcount, recvtype, block_at(tmp, n - me - 1, recvcount, rext), (me + 1) * recvcount,
                 recvtype));
   for (int i = 0; i < n; ++i)
-    rc(local_copy(block(tmp, i, recvcount, rext), recvcount, recvtype, block(recvbuf, n - i - 1, recvcount, rext),
+    rc(local_copy(block_at(tmp, i, recvcount, rext), recvcount, recvtype, block_at(recvbuf, n - i - 1, recvcount, rext),
                   recvcount, recvtype));
   return rc.rc;
 }

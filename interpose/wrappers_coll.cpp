@@ -1,6 +1,6 @@
-// Blocking collective wrappers: what each records is in coll_record.hpp. Barrier, Bcast and
-// Allreduce go through libmstep's substitutes (interpose/substitute.hpp), which are MPICH's own
-// unless asked.
+// Blocking collective wrappers: what each records is in coll_record.hpp. Barrier, Bcast,
+// Allreduce, Alltoall(v), Gather(v) and Scatter(v) go through libmstep's substitutes
+// (interpose/substitute.hpp), which are MPICH's own unless asked.
 #include "interpose/coll_record.hpp"
 #include "interpose/substitute.hpp"
 
@@ -50,9 +50,9 @@ extern "C" int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_
 extern "C" int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                           int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (!g_recorder.active())
-    return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return g_substitutes.gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   Event e = begin_event(Op::Gather, MSTEP_CALLER);
-  const int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  const int rc = g_substitutes.gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   Coll k = finish_coll(e, comm);
   bytes_gather(k, root, sendcount, sendtype, recvcount, recvtype);
   g_recorder.record(k.e);
@@ -63,10 +63,10 @@ extern "C" int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype send
                            const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                            int root, MPI_Comm comm) {
   if (!g_recorder.active())
-    return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+    return g_substitutes.gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
   Event e = begin_event(Op::Gatherv, MSTEP_CALLER);
   const int rc =
-      PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+      g_substitutes.gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
   Coll k = finish_coll(e, comm);
   bytes_gatherv(k, root, sendcount, sendtype, recvcounts, recvtype);
   g_recorder.record(k.e);
@@ -76,9 +76,9 @@ extern "C" int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype send
 extern "C" int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                            int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (!g_recorder.active())
-    return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return g_substitutes.scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   Event e = begin_event(Op::Scatter, MSTEP_CALLER);
-  const int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  const int rc = g_substitutes.scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
   Coll k = finish_coll(e, comm);
   bytes_scatter(k, root, sendcount, sendtype, recvcount, recvtype);
   g_recorder.record(k.e);
@@ -89,10 +89,10 @@ extern "C" int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const i
                             MPI_Datatype sendtype, void* recvbuf, int recvcount,
                             MPI_Datatype recvtype, int root, MPI_Comm comm) {
   if (!g_recorder.active())
-    return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    return g_substitutes.scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
   Event e = begin_event(Op::Scatterv, MSTEP_CALLER);
   const int rc =
-      PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+      g_substitutes.scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
   Coll k = finish_coll(e, comm);
   bytes_scatterv(k, root, sendcounts, sendtype, recvcount, recvtype);
   g_recorder.record(k.e);

@@ -110,8 +110,11 @@ std::optional<LogGPSParams> recorded_loggps(const std::string& text) {
 }  // namespace
 
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
-                                             std::string_view allreduce, std::string_view alltoall) {
+                                             std::string_view allreduce, std::string_view alltoall,
+                                             std::string_view gather, std::string_view scatter) {
   CollectiveSubstitutes s;
+  s.gather = parse_rooted_name(gather) == RootedAlgo::Pt2pt;
+  s.scatter = parse_rooted_name(scatter) == RootedAlgo::Pt2pt;
   if (const auto t = parse_alltoall_name(alltoall)) {
     switch (*t) {
       case AlltoallAlgo::Bruck: s.alltoall = CollAlgo::AlltoallBruck; break;
@@ -152,7 +155,7 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
 
 CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
   CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute, meta.allreduce_substitute,
-                                                   meta.alltoall_substitute);
+                                                   meta.alltoall_substitute, meta.gather_substitute, meta.scatter_substitute);
   if (meta.barrier_substitute == "auto") {
     s.barrier = CollAlgo::BarrierDissemination;
     s.barrier_auto = true;
@@ -244,10 +247,19 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
         s.substitute = true;
       }
       break;
-    case Op::Gather: s.algo = CollAlgo::GatherBinomial; break;
-    case Op::Scatter: s.algo = CollAlgo::ScatterBinomial; break;
-    case Op::Gatherv: s.algo = CollAlgo::GathervLinear; break;
-    case Op::Scatterv: s.algo = CollAlgo::ScattervLinear; break;
+    // libmstep's substitutes run the same algorithms (the blocking calls).
+    case Op::Gather:
+      s.algo = CollAlgo::GatherBinomial, s.substitute = op == Op::Gather && subs.gather;
+      break;
+    case Op::Scatter:
+      s.algo = CollAlgo::ScatterBinomial, s.substitute = op == Op::Scatter && subs.scatter;
+      break;
+    case Op::Gatherv:
+      s.algo = CollAlgo::GathervLinear, s.substitute = op == Op::Gatherv && subs.gather;
+      break;
+    case Op::Scatterv:
+      s.algo = CollAlgo::ScattervLinear, s.substitute = op == Op::Scatterv && subs.scatter;
+      break;
     case Op::Allgather:
     case Op::Allgatherv:
       if (pow2) s.algo = total < kAllgatherLongBytes ? CollAlgo::AllgatherRecDbl : CollAlgo::AllgatherRing;

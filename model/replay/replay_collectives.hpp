@@ -86,16 +86,20 @@ struct CollectiveSubstitutes {
   // MPI_Alltoallv then too, by its one algorithm (scattered).
   CollAlgo alltoall = CollAlgo::Unsupported;
   bool alltoall_as_mpich = false;
+  // MSTEP_GATHER / MSTEP_SCATTER: MPI_Gather(v) / MPI_Scatter(v) by libmstep
+  // (interpose/substitute_rooted.hpp), MPICH's one algorithm for each, charged as their messages.
+  bool gather = false, scatter = false;
   bool any() const {
     return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded ||
-           allreduce != CollAlgo::Unsupported || alltoall != CollAlgo::Unsupported;
+           allreduce != CollAlgo::Unsupported || alltoall != CollAlgo::Unsupported || gather || scatter;
   }
 };
 
 // From meta.json's names ("central", "tree:4", "dissemination", "flat", "binomial", "pt2pt",
 // "mpi"); an unknown name is MPICH's.
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
-                                             std::string_view allreduce = {}, std::string_view alltoall = {});
+                                             std::string_view allreduce = {}, std::string_view alltoall = {},
+                                             std::string_view gather = {}, std::string_view scatter = {});
 CollectiveSubstitutes substitutes_of(const RunMeta& meta);
 
 // MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes). Broadcast's short-message

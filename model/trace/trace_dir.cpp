@@ -49,6 +49,10 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       if (m.allreduce_substitute == "mpi") m.allreduce_substitute.clear();
       m.alltoall_substitute = c.value("alltoall", "");
       if (m.alltoall_substitute == "mpi") m.alltoall_substitute.clear();
+      m.gather_substitute = c.value("gather", "");
+      if (m.gather_substitute == "mpi") m.gather_substitute.clear();
+      m.scatter_substitute = c.value("scatter", "");
+      if (m.scatter_substitute == "mpi") m.scatter_substitute.clear();
       if (c.contains("logp")) {
         const auto& l = c.at("logp");
         m.auto_L = l.value("L", 0.0), m.auto_o = l.value("o", 0.0), m.auto_g = l.value("g", 0.0);

@@ -5,60 +5,11 @@
 // point-to-point PMPI calls below libmstep, which are exactly the substitutes' messages (the
 // program makes no point-to-point call, and MPICH's own collectives make no PMPI call).
 #include "harness.hpp"
+#include "substitute_support.hpp"
 
 using namespace mstep_it;
 
 namespace {
-
-const std::string kCountShim = COUNT_SHIM;
-
-struct Counts {
-  long send = 0, recv = 0, sendrecv = 0;
-  bool operator==(const Counts&) const = default;
-};
-
-std::ostream& operator<<(std::ostream& os, const Counts& c) {
-  return os << "{send " << c.send << ", recv " << c.recv << ", sendrecv " << c.sendrecv << "}";
-}
-
-// The shim's lines, per world rank.
-std::map<int, Counts> counts_of(const std::string& err) {
-  std::map<int, Counts> out;
-  for (const auto& l : lines_of(err)) {
-    if (l.rfind("pmpi_count ", 0) != 0) continue;
-    Counts c;
-    c.send = parse_int_after(l, "send=");
-    c.recv = parse_int_after(l, "recv=");
-    c.sendrecv = parse_int_after(l, "sendrecv=");
-    out[parse_int_after(l, "rank=")] = c;
-  }
-  return out;
-}
-
-json meta_of(const fs::path& dir) {
-  std::ifstream in(dir / "meta.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_json(text.str());
-}
-
-// `mstep report`'s collective_algorithms: how its replay charged each kind of collective.
-std::vector<std::string> report_algorithms(const fs::path& dir, const fs::path& params) {
-  const json rep = mstep_json("report", dir, {"--params", params.string()}, no_default_params(dir.parent_path()));
-  return rep.at("collective_algorithms").get<std::vector<std::string>>();
-}
-
-std::string fmt_name(const char* algo, int ranks) { return std::string(algo) + "_" + std::to_string(ranks); }
-
-// `program` (allreduce_check, alltoall_check: every case against MPICH's own, byte for byte) at
-// `ranks` ranks under `setting`=`algo`: it ends with "PROGRAM: RANKS ranks, CASES cases: ok".
-void check_against_mpich(const char* program, const char* setting, const char* algo, int ranks, int cases) {
-  INFO(setting << "=" << algo << " at " << ranks << " ranks");
-  const Result r = record(test_dir() / fmt_name(algo, ranks), ranks, {prog(program)}, {{"LD_PRELOAD", kShim}, {setting, algo}});
-  check_recorded(r, ranks);
-  CHECK(r.out.find(std::string(program) + ": " + std::to_string(ranks) + " ranks, " + std::to_string(cases) +
-                   " cases: ok") != std::string::npos);
-}
 
 // collectives.c at 4 ranks under `setting`=`algo`, the count shim below libmstep: every rank made
 // `sendrecvs` PMPI_Sendrecv calls. Returns the trace; for "mpi", checks that meta.json names no
@@ -74,12 +25,6 @@ fs::path counted_collectives(const char* setting, const char* algo, long sendrec
   if (std::string(algo) != "mpi") return dir;
   CHECK_FALSE(meta_of(dir).contains("collectives"));
   return {};
-}
-
-// How many of `err`'s lines are `line` exactly.
-std::size_t lines_equal(const std::string& err, const std::string& line) {
-  const auto lines = lines_of(err);
-  return static_cast<std::size_t>(std::count(lines.begin(), lines.end(), line));
 }
 
 Result run_with(const fs::path& dir, const std::string& barrier, const std::string& bcast) {
@@ -112,7 +57,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     const std::map<int, Counts> want{{0, {8, 4, 0}}, {1, {3, 3, 0}}, {2, {2, 4, 0}}, {3, {2, 4, 0}}};
     CHECK(counts_of(r.err) == want);
     const json m = meta_of(dir);
-    CHECK(m.at("collectives") == json{{"barrier", "central"}, {"bcast", "flat"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}});
+    CHECK(m.at("collectives") == json{{"barrier", "central"}, {"bcast", "flat"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}});
     // The report charges what ran: the substitutes, not MPICH's choice.
     const fs::path params = dir.parent_path() / "params.json";
     std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9,
@@ -136,7 +81,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     check_recorded(r, 4);
     const std::map<int, Counts> want{{0, {3, 0, 3}}, {1, {1, 1, 3}}, {2, {1, 2, 3}}, {3, {0, 2, 3}}};
     CHECK(counts_of(r.err) == want);
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "dissemination"}, {"bcast", "binomial"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "dissemination"}, {"bcast", "binomial"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}});
   }
   {
     // Barrier, combining tree of arity 2: children of 0 are 1 and 2, of 1 is 3; gather up, then
@@ -147,7 +92,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     check_recorded(r, 4);
     const std::map<int, Counts> want{{0, {7, 3, 0}}, {1, {3, 4, 0}}, {2, {3, 4, 0}}, {3, {2, 4, 0}}};
     CHECK(counts_of(r.err) == want);
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}});
   }
   {
     // L = 1 us, o = g = 0, and MPICH's barrier calibrated at 2 us (1 us a round beyond its
@@ -325,7 +270,7 @@ TEST_CASE("substitute allreduce: MPICH's results to the byte, its algorithms' me
     INFO("MSTEP_ALLREDUCE=" << algo);
     const fs::path dir = counted_collectives("MSTEP_ALLREDUCE", algo, sendrecvs);
     if (dir.empty()) continue;
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", algo}, {"alltoall", "mpi"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", algo}, {"alltoall", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}});
     // The report charges what ran, without MPICH's calibrated cost beyond the messages.
     const std::vector<std::string> algos = report_algorithms(dir, params);
     const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
@@ -363,7 +308,7 @@ TEST_CASE("substitute alltoall: MPICH's results to the byte, its algorithms' mes
     INFO("MSTEP_ALLTOALL=" << algo);
     const fs::path dir = counted_collectives("MSTEP_ALLTOALL", algo, sendrecvs);
     if (dir.empty()) continue;
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", "mpi"}, {"alltoall", algo}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", "mpi"}, {"alltoall", algo}, {"gather", "mpi"}, {"scatter", "mpi"}});
     // The report charges what ran, without MPICH's calibrated cost beyond the messages.
     const std::vector<std::string> algos = report_algorithms(dir, params);
     const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };

@@ -473,6 +473,27 @@ TEST_CASE("MSTEP_ALLTOALL: the blocking MPI_Alltoall charged as libmstep's subst
   CHECK_FALSE(substitutes_from_names("", "", "", "ring").any());
 }
 
+TEST_CASE("MSTEP_GATHER and MSTEP_SCATTER: the blocking calls charged as libmstep's substitutes", "[replay]") {
+  // MPICH's one algorithm for each, as a substitute (no calibrated residual); the nonblocking calls
+  // and the other family stay MPICH's.
+  const CollectiveSubstitutes gather = substitutes_from_names("", "", "", "", "pt2pt", "");
+  const CollectiveSubstitutes scatter = substitutes_from_names("", "", "", "", "", "pt2pt");
+  CHECK(gather.any());
+  for (const Op op : {Op::Gather, Op::Gatherv}) {
+    CHECK(choose_collective(op, 5, 2, 8, gather).substitute);
+    CHECK_FALSE(choose_collective(op, 5, 2, 8, scatter).substitute);
+  }
+  for (const Op op : {Op::Scatter, Op::Scatterv}) {
+    CHECK(choose_collective(op, 5, 2, 8, scatter).substitute);
+    CHECK_FALSE(choose_collective(op, 5, 2, 8, gather).substitute);
+  }
+  CHECK(choose_collective(Op::Gather, 5, 2, 8, gather).algo == CollAlgo::GatherBinomial);
+  CHECK(choose_collective(Op::Scatterv, 5, 2, 8, scatter).algo == CollAlgo::ScattervLinear);
+  CHECK_FALSE(choose_collective(Op::Igather, 5, 2, 8, gather).substitute);
+  CHECK_FALSE(choose_collective(Op::Iscatterv, 5, 2, 8, scatter).substitute);
+  CHECK_FALSE(substitutes_from_names("", "", "", "", "binomial", "mpi").any());
+}
+
 TEST_CASE("every decomposed message has exactly one sender and one receiver", "[replay]") {
   // For each algorithm, size and root: the slots sent equal the slots received, with matching
   // partners and sizes, and no slot is used twice.
