@@ -48,6 +48,15 @@ std::optional<AlltoallAlgo> parse_alltoall_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<AllgatherAlgo> parse_allgather_name(std::string_view name) {
+  if (name.empty() || name == "mpi") return AllgatherAlgo::Mpi;
+  if (name == "recursive_doubling") return AllgatherAlgo::RecursiveDoubling;
+  if (name == "bruck") return AllgatherAlgo::Bruck;
+  if (name == "ring") return AllgatherAlgo::Ring;
+  if (name == "pt2pt") return AllgatherAlgo::Pt2pt;
+  return std::nullopt;
+}
+
 std::optional<RootedAlgo> parse_rooted_name(std::string_view name) {
   if (name.empty() || name == "mpi") return RootedAlgo::Mpi;
   if (name == "pt2pt") return RootedAlgo::Pt2pt;
@@ -93,6 +102,17 @@ const char* alltoall_name(AlltoallAlgo a) {
     case AlltoallAlgo::Scattered: return "scattered";
     case AlltoallAlgo::Pairwise: return "pairwise";
     case AlltoallAlgo::Pt2pt: return "pt2pt";
+  }
+  return "mpi";
+}
+
+const char* allgather_name(AllgatherAlgo a) {
+  switch (a) {
+    case AllgatherAlgo::Mpi: return "mpi";
+    case AllgatherAlgo::RecursiveDoubling: return "recursive_doubling";
+    case AllgatherAlgo::Bruck: return "bruck";
+    case AllgatherAlgo::Ring: return "ring";
+    case AllgatherAlgo::Pt2pt: return "pt2pt";
   }
   return "mpi";
 }

@@ -1,5 +1,5 @@
-// Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Alltoall, MPI_Gather and
-// MPI_Scatter (and their v versions) run by libmstep's own
+// Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Alltoall(v),
+// MPI_Allgather, MPI_Gather(v) and MPI_Scatter(v) run by libmstep's own
 // algorithms over point-to-point messages, so that an algorithm `mstep advise` recommends can be
 // run and measured without changing the application, and so that the delay apparatus reaches
 // every message of a collective (issue 13). Chosen by environment variables, read at MPI_Init:
@@ -10,6 +10,8 @@
 //   MSTEP_ALLTOALL  = mpi | bruck | scattered | pairwise | pt2pt (the same for MPI_Alltoall, and
 //     but for mpi MPI_Alltoallv's scattered exchange: interpose/substitute_alltoall.hpp;
 //     MPI_IN_PLACE runs MPICH's own)
+//   MSTEP_ALLGATHER = mpi | recursive_doubling | bruck | ring | pt2pt (MPI_Allgather:
+//     interpose/substitute_allgather.hpp; MPI_Allgatherv stays MPICH's)
 //   MSTEP_GATHER    = mpi | pt2pt (MPI_Gather's binomial tree and MPI_Gatherv's linear receive,
 //     MPICH 4.0.2's one algorithm for each: interpose/substitute_rooted.hpp)
 //   MSTEP_SCATTER   = mpi | pt2pt (the same for MPI_Scatter and MPI_Scatterv)
@@ -63,6 +65,7 @@ struct SubstituteSettings {
   BcastAlgo bcast = BcastAlgo::Mpi;
   AllreduceAlgo allreduce = AllreduceAlgo::Mpi;
   AlltoallAlgo alltoall = AlltoallAlgo::Mpi;
+  AllgatherAlgo allgather = AllgatherAlgo::Mpi;
   RootedAlgo gather = RootedAlgo::Mpi;
   RootedAlgo scatter = RootedAlgo::Mpi;
   model::LogGPSParams loggps;  // barrier auto: its L, o and g; bcast esssp and auto: all of it, every pair's network
@@ -81,24 +84,26 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
 // and leaves all at "mpi".
 SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce = nullptr,
                                              const char* alltoall = nullptr, const char* gather = nullptr,
-                                             const char* scatter = nullptr);
+                                             const char* scatter = nullptr, const char* allgather = nullptr);
 
 class Substitutes {
  public:
   // At MPI_Init on every rank: reads MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL,
-  // MSTEP_GATHER and MSTEP_SCATTER.
+  // MSTEP_GATHER, MSTEP_SCATTER and MSTEP_ALLGATHER.
   void start(int world_rank);
   bool barrier_on() const { return settings_.barrier != BarrierAlgo::Mpi; }
   bool bcast_on() const { return settings_.bcast != BcastAlgo::Mpi; }
   bool allreduce_on() const { return settings_.allreduce != AllreduceAlgo::Mpi; }
   bool alltoall_on() const { return settings_.alltoall != AlltoallAlgo::Mpi; }
+  bool allgather_on() const { return settings_.allgather != AllgatherAlgo::Mpi; }
   bool gather_on() const { return settings_.gather != RootedAlgo::Mpi; }
   bool scatter_on() const { return settings_.scatter != RootedAlgo::Mpi; }
   bool any_on() const {
-    return barrier_on() || bcast_on() || allreduce_on() || alltoall_on() || gather_on() || scatter_on();
+    return barrier_on() || bcast_on() || allreduce_on() || alltoall_on() || allgather_on() || gather_on() ||
+           scatter_on();
   }
   // meta.json's "collectives" object: {"barrier": "tree:4", "bcast": "mpi", "allreduce": "mpi",
-  // "alltoall": "mpi", "gather": "mpi", "scatter": "pt2pt"}.
+  // "alltoall": "mpi", "allgather": "mpi", "gather": "mpi", "scatter": "pt2pt"}.
   std::string json() const;
 
   int barrier(MPI_Comm comm);
@@ -109,6 +114,9 @@ class Substitutes {
                MPI_Datatype recvtype, MPI_Comm comm);
   int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
                 const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+  // (interpose/substitute_allgather.cpp)
+  int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                MPI_Datatype recvtype, MPI_Comm comm);
   // (interpose/substitute_rooted.cpp)
   int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm);

@@ -1,4 +1,5 @@
-// MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL, MSTEP_GATHER and MSTEP_SCATTER as read at MPI_Init, and the
+// MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL, MSTEP_GATHER, MSTEP_SCATTER and
+// MSTEP_ALLGATHER as read at MPI_Init, and the
 // parameter file that auto and esssp need (interpose/substitute.hpp).
 #include <cmath>
 #include <fstream>
@@ -13,7 +14,8 @@
 namespace mstep {
 
 SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce,
-                                             const char* alltoall, const char* gather, const char* scatter) {
+                                             const char* alltoall, const char* gather, const char* scatter,
+                                             const char* allgather) {
   SubstituteSettings s;
   const std::string_view b = barrier ? barrier : "", c = bcast ? bcast : "", a = allreduce ? allreduce : "";
   const std::string_view t = alltoall ? alltoall : "", g = gather ? gather : "", sc = scatter ? scatter : "";
@@ -21,6 +23,8 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
   const std::optional<BcastAlgo> cn = parse_bcast_name(c);
   const std::optional<AllreduceAlgo> an = parse_allreduce_name(a);
   const std::optional<AlltoallAlgo> tn = parse_alltoall_name(t);
+  const std::string_view ag = allgather ? allgather : "";
+  const std::optional<AllgatherAlgo> agn = parse_allgather_name(ag);
   const std::optional<RootedAlgo> gn = parse_rooted_name(g), sn = parse_rooted_name(sc);
   if (!bn)
     s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
@@ -30,13 +34,15 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
     s.error = fmt::format("MSTEP_ALLREDUCE='{}' is not mpi, recursive_doubling, reduce_scatter_allgather or pt2pt", a);
   else if (!tn)
     s.error = fmt::format("MSTEP_ALLTOALL='{}' is not mpi, bruck, scattered, pairwise or pt2pt", t);
+  else if (!agn)
+    s.error = fmt::format("MSTEP_ALLGATHER='{}' is not mpi, recursive_doubling, bruck, ring or pt2pt", ag);
   else if (!gn)
     s.error = fmt::format("MSTEP_GATHER='{}' is not mpi or pt2pt", g);
   else if (!sn)
     s.error = fmt::format("MSTEP_SCATTER='{}' is not mpi or pt2pt", sc);
   else
     s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn,
-    s.allreduce = *an, s.alltoall = *tn, s.gather = *gn, s.scatter = *sn;
+    s.allreduce = *an, s.alltoall = *tn, s.gather = *gn, s.scatter = *sn, s.allgather = *agn;
   return s;
 }
 

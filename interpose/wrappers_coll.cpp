@@ -1,5 +1,5 @@
 // Blocking collective wrappers: what each records is in coll_record.hpp. Barrier, Bcast,
-// Allreduce, Alltoall(v), Gather(v) and Scatter(v) go through libmstep's substitutes
+// Allreduce, Alltoall(v), Allgather, Gather(v) and Scatter(v) go through libmstep's substitutes
 // (interpose/substitute.hpp), which are MPICH's own unless asked.
 #include "interpose/coll_record.hpp"
 #include "interpose/substitute.hpp"
@@ -102,9 +102,9 @@ extern "C" int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const i
 extern "C" int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   if (!g_recorder.active())
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    return g_substitutes.allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   Event e = begin_event(Op::Allgather, MSTEP_CALLER);
-  const int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  const int rc = g_substitutes.allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   Coll k = finish_coll(e, comm);
   bytes_all_to_all(k, sendbuf, sendcount, sendtype, recvcount, recvtype);
   g_recorder.record(k.e);

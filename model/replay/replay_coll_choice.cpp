@@ -111,8 +111,18 @@ std::optional<LogGPSParams> recorded_loggps(const std::string& text) {
 
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
                                              std::string_view allreduce, std::string_view alltoall,
-                                             std::string_view gather, std::string_view scatter) {
+                                             std::string_view gather, std::string_view scatter,
+                                             std::string_view allgather) {
   CollectiveSubstitutes s;
+  if (const auto a = parse_allgather_name(allgather)) {
+    switch (*a) {
+      case AllgatherAlgo::RecursiveDoubling: s.allgather = CollAlgo::AllgatherRecDbl; break;
+      case AllgatherAlgo::Bruck: s.allgather = CollAlgo::AllgatherBruck; break;
+      case AllgatherAlgo::Ring: s.allgather = CollAlgo::AllgatherRing; break;
+      case AllgatherAlgo::Pt2pt: s.allgather = CollAlgo::AllgatherRing, s.allgather_as_mpich = true; break;
+      case AllgatherAlgo::Mpi: break;
+    }
+  }
   s.gather = parse_rooted_name(gather) == RootedAlgo::Pt2pt;
   s.scatter = parse_rooted_name(scatter) == RootedAlgo::Pt2pt;
   if (const auto t = parse_alltoall_name(alltoall)) {
@@ -155,7 +165,8 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
 
 CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
   CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute, meta.allreduce_substitute,
-                                                   meta.alltoall_substitute, meta.gather_substitute, meta.scatter_substitute);
+                                                   meta.alltoall_substitute, meta.gather_substitute, meta.scatter_substitute,
+                                                   meta.allgather_substitute);
   if (meta.barrier_substitute == "auto") {
     s.barrier = CollAlgo::BarrierDissemination;
     s.barrier_auto = true;
@@ -264,6 +275,14 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
     case Op::Allgatherv:
       if (pow2) s.algo = total < kAllgatherLongBytes ? CollAlgo::AllgatherRecDbl : CollAlgo::AllgatherRing;
       else s.algo = total < kAllgatherShortBytes ? CollAlgo::AllgatherBruck : CollAlgo::AllgatherRing;
+      // libmstep's substitute ran it (the blocking MPI_Allgather): MPICH's choice (pt2pt) or the
+      // one asked for, recursive doubling on other than 2^k ranks running Bruck
+      // (interpose/substitute_allgather.hpp's allgather_runs).
+      if (op == Op::Allgather && subs.allgather != CollAlgo::Unsupported) {
+        if (!subs.allgather_as_mpich) s.algo = subs.allgather;
+        if (s.algo == CollAlgo::AllgatherRecDbl && !pow2) s.algo = CollAlgo::AllgatherBruck;
+        s.substitute = true;
+      }
       break;
     case Op::Alltoall:
       if (n >= kAlltoallMinProcs && m <= kAlltoallShortBytes) s.algo = CollAlgo::AlltoallBruck;

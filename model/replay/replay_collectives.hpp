@@ -89,9 +89,14 @@ struct CollectiveSubstitutes {
   // MSTEP_GATHER / MSTEP_SCATTER: MPI_Gather(v) / MPI_Scatter(v) by libmstep
   // (interpose/substitute_rooted.hpp), MPICH's one algorithm for each, charged as their messages.
   bool gather = false, scatter = false;
+  // MSTEP_ALLGATHER: MPI_Allgather by libmstep (interpose/substitute_allgather.hpp): AllgatherRecDbl,
+  // AllgatherBruck or AllgatherRing; with allgather_as_mpich, MPICH's choice.
+  CollAlgo allgather = CollAlgo::Unsupported;
+  bool allgather_as_mpich = false;
   bool any() const {
     return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded ||
-           allreduce != CollAlgo::Unsupported || alltoall != CollAlgo::Unsupported || gather || scatter;
+           allreduce != CollAlgo::Unsupported || alltoall != CollAlgo::Unsupported || gather || scatter ||
+           allgather != CollAlgo::Unsupported;
   }
 };
 
@@ -99,7 +104,8 @@ struct CollectiveSubstitutes {
 // "mpi"); an unknown name is MPICH's.
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
                                              std::string_view allreduce = {}, std::string_view alltoall = {},
-                                             std::string_view gather = {}, std::string_view scatter = {});
+                                             std::string_view gather = {}, std::string_view scatter = {},
+                                             std::string_view allgather = {});
 CollectiveSubstitutes substitutes_of(const RunMeta& meta);
 
 // MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes). Broadcast's short-message

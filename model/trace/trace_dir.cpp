@@ -49,6 +49,8 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       if (m.allreduce_substitute == "mpi") m.allreduce_substitute.clear();
       m.alltoall_substitute = c.value("alltoall", "");
       if (m.alltoall_substitute == "mpi") m.alltoall_substitute.clear();
+      m.allgather_substitute = c.value("allgather", "");
+      if (m.allgather_substitute == "mpi") m.allgather_substitute.clear();
       m.gather_substitute = c.value("gather", "");
       if (m.gather_substitute == "mpi") m.gather_substitute.clear();
       m.scatter_substitute = c.value("scatter", "");

@@ -1,5 +1,5 @@
 // Helpers of the substitute collectives' integration tests (test_substitute.cpp,
-// test_substitute_rooted.cpp): the count shim's lines, meta.json, the report's charged
+// test_substitute_gathers.cpp): the count shim's lines, meta.json, the report's charged
 // algorithms, and a test program's byte-for-byte comparison with MPICH's own collective.
 #pragma once
 

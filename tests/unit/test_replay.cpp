@@ -494,6 +494,26 @@ TEST_CASE("MSTEP_GATHER and MSTEP_SCATTER: the blocking calls charged as libmste
   CHECK_FALSE(substitutes_from_names("", "", "", "", "binomial", "mpi").any());
 }
 
+TEST_CASE("MSTEP_ALLGATHER: the blocking MPI_Allgather charged as libmstep's substitute ran it", "[replay]") {
+  const auto subs = [](const char* algo) { return substitutes_from_names("", "", "", "", "", "", algo); };
+  // pt2pt: MPICH's choice, as a substitute: recursive doubling on 2^k ranks below 512 KiB in all,
+  // Bruck on others below 80 KiB, else the ring.
+  CHECK(choose_collective(Op::Allgather, 4, 0, 8, subs("pt2pt")).algo == CollAlgo::AllgatherRecDbl);
+  CHECK(choose_collective(Op::Allgather, 4, 0, 8, subs("pt2pt")).substitute);
+  CHECK(choose_collective(Op::Allgather, 4, 0, 131072, subs("pt2pt")).algo == CollAlgo::AllgatherRing);
+  CHECK(choose_collective(Op::Allgather, 3, 0, 8, subs("pt2pt")).algo == CollAlgo::AllgatherBruck);
+  CHECK(choose_collective(Op::Allgather, 3, 0, 27307, subs("pt2pt")).algo == CollAlgo::AllgatherRing);
+  // The one asked for; recursive doubling on 3 ranks runs Bruck.
+  CHECK(choose_collective(Op::Allgather, 4, 0, 8, subs("ring")).algo == CollAlgo::AllgatherRing);
+  CHECK(choose_collective(Op::Allgather, 4, 0, 1 << 20, subs("bruck")).algo == CollAlgo::AllgatherBruck);
+  CHECK(choose_collective(Op::Allgather, 3, 0, 8, subs("recursive_doubling")).algo == CollAlgo::AllgatherBruck);
+  // The nonblocking call and MPI_Allgatherv stay MPICH's; so does everything under mpi.
+  CHECK_FALSE(choose_collective(Op::Iallgather, 4, 0, 8, subs("pt2pt")).substitute);
+  CHECK_FALSE(choose_collective(Op::Allgatherv, 4, 0, 8, subs("pt2pt")).substitute);
+  CHECK_FALSE(choose_collective(Op::Allgather, 4, 0, 8, subs("mpi")).substitute);
+  CHECK_FALSE(subs("rd").any());
+}
+
 TEST_CASE("every decomposed message has exactly one sender and one receiver", "[replay]") {
   // For each algorithm, size and root: the slots sent equal the slots received, with matching
   // partners and sizes, and no slot is used twice.

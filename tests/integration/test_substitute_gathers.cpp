@@ -1,6 +1,7 @@
-// Integration test: libmstep's MPI_Gather(v) and MPI_Scatter(v) over point-to-point messages
-// (MSTEP_GATHER, MSTEP_SCATTER = pt2pt; interpose/substitute_rooted.hpp): MPICH's results byte for
-// byte (rooted_check), exactly MPICH's algorithms' messages (pmpi_count_shim below libmstep on
+// Integration test: libmstep's MPI_Gather(v), MPI_Scatter(v) and MPI_Allgather over point-to-point
+// messages (MSTEP_GATHER, MSTEP_SCATTER = pt2pt, interpose/substitute_rooted.hpp; MSTEP_ALLGATHER,
+// interpose/substitute_allgather.hpp): MPICH's results byte for byte (rooted_check,
+// allgather_check), exactly MPICH's algorithms' messages (pmpi_count_shim below libmstep on
 // collectives.c), charged by the report as they ran, and delayed by the apparatus.
 #include "harness.hpp"
 #include "substitute_support.hpp"
@@ -9,13 +10,13 @@ using namespace mstep_it;
 
 namespace {
 
-// collectives.c at 4 ranks under `setting`=pt2pt, the count shim below libmstep: the PMPI_Send,
+// collectives.c at 4 ranks under `setting`=`algo`, the count shim below libmstep: the PMPI_Send,
 // PMPI_Recv and PMPI_Sendrecv calls of each world rank (MPICH's Isend and Irecv are not counted;
 // a local copy is a Sendrecv on MPI_COMM_SELF).
-fs::path counted(const char* setting, const std::map<int, Counts>& want) {
-  INFO(setting << "=pt2pt");
-  const fs::path dir = test_dir() / (std::string("count_") + setting);
-  const Result r = record(dir, 4, {prog("collectives")}, {{"LD_PRELOAD", kCountShim}, {setting, "pt2pt"}});
+fs::path counted(const char* setting, const std::map<int, Counts>& want, const char* algo = "pt2pt") {
+  INFO(setting << "=" << algo);
+  const fs::path dir = test_dir() / (std::string("count_") + setting + "_" + algo);
+  const Result r = record(dir, 4, {prog("collectives")}, {{"LD_PRELOAD", kCountShim}, {setting, algo}});
   check_recorded(r, 4);
   CHECK(counts_of(r.err) == want);
   return dir;
@@ -43,7 +44,7 @@ TEST_CASE("substitute gather and scatter: MPICH's results to the byte, its algor
   // Scatter the reverse: 0 sends to 2 (2 blocks) then to 1; Scatterv's sends are Isends.
   const fs::path scatter = counted("MSTEP_SCATTER", {{0, {3, 0, 4}}, {1, {1, 2, 2}}, {2, {1, 4, 0}}, {3, {0, 4, 0}}});
   CHECK(meta_of(gather).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", "mpi"},
-                                                  {"alltoall", "mpi"}, {"gather", "pt2pt"}, {"scatter", "mpi"}});
+                                                  {"alltoall", "mpi"}, {"allgather", "mpi"}, {"gather", "pt2pt"}, {"scatter", "mpi"}});
   CHECK(meta_of(scatter).at("collectives").at("scatter") == "pt2pt");
   // The report charges what ran, without MPICH's calibrated cost beyond the messages.
   for (const auto& [dir, ran, mpich] : {std::tuple{gather, "Gather", "Scatter"}, {scatter, "Scatter", "Gather"}}) {
@@ -88,4 +89,58 @@ TEST_CASE("substitute gather and scatter: the delay apparatus delays each of the
   const Result m = record(mpich, 2, {prog("rooted_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
   check_recorded(m, 2);
   CHECK(gather_s(mpich) < 0.5 * 50e-6 * 50);
+}
+
+TEST_CASE("substitute allgather: MPICH's results to the byte, its algorithms' messages, charged as they ran") {
+  // allgather_check compares every case with MPICH's own, byte for byte: 3 ranks (Bruck, then the
+  // ring from 80 KiB in all) and 4 (recursive doubling, then the ring from 512 KiB), each setting
+  // (recursive doubling on 3 ranks runs Bruck).
+  for (const char* algo : {"pt2pt", "recursive_doubling", "bruck", "ring"})
+    for (int ranks : {3, 4}) check_against_mpich("allgather_check", "MSTEP_ALLGATHER", algo, ranks, 60);
+  // collectives.c at 4 ranks: MPI_Allgather of one int on WORLD and on each half (2 ranks). Every
+  // rank copies its own block in (a Sendrecv to itself), then recursive doubling and Bruck make
+  // 2 Sendrecv rounds on 4 ranks and 1 on 2, the ring 3 and 1: 5, 5 and 6 on every rank.
+  const fs::path params = test_dir() / "allgather_params.json";
+  std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9, "s": null, "S": 1000})";
+  for (const auto& [algo, sendrecvs, name] : {std::tuple{"pt2pt", 5L, "recursive doubling"}, {"bruck", 5L, "Bruck"},
+                                              {"ring", 6L, "ring"}}) {
+    const Counts each{0, 0, sendrecvs};
+    const fs::path dir = counted("MSTEP_ALLGATHER", {{0, each}, {1, each}, {2, each}, {3, each}}, algo);
+    CHECK(meta_of(dir).at("collectives").at("allgather") == algo);
+    const std::vector<std::string> algos = report_algorithms(dir, params);
+    const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
+    CHECK(has(std::string("MPI_Allgather: ") + name + " (libmstep's substitute for 4 ranks, 4 bytes; 1 call)"));
+    CHECK(has(std::string("MPI_Allgather: ") + name + " (libmstep's substitute for 2 ranks, 4 bytes; 2 calls)"));
+    CHECK(has("MPI_Allgatherv: recursive doubling (MPICH default for 4 ranks, 12 bytes; 1 call)"));
+  }
+  {
+    INFO("a malformed setting: one line on rank 0's stderr, MPICH's own collectives run");
+    const fs::path dir = test_dir() / "allgather_bad";
+    const Result r = record(dir, 2, {prog("collectives")}, {{"LD_PRELOAD", kCountShim}, {"MSTEP_ALLGATHER", "rd"}});
+    check_recorded(r, 2);
+    CHECK(lines_equal(r.err, "mstep: MSTEP_ALLGATHER='rd' is not mpi, recursive_doubling, bruck, ring or pt2pt; "
+                             "MPICH's own collectives run") == 1);
+    for (const auto& [rank, k] : counts_of(r.err)) CHECK(k == Counts{});
+  }
+  {
+    INFO("the delay apparatus: at 2 ranks each call is an exchange, so the two ranks' times add up to at least L");
+    const auto allgather_s = [](const fs::path& dir) {
+      const Stats s = stats(dir);
+      double sum = 0;
+      for (const json& rank : s.j.at("per_rank")) {
+        CHECK(rank.at("calls").at("MPI_Allgather").get<int>() == 50);
+        sum += rank.at("time_s").at("MPI_Allgather").get<double>();
+      }
+      return sum;
+    };
+    const fs::path dir = test_dir() / "allgather_delayed";
+    const Result r = record(dir, 2, {prog("allgather_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_ALLGATHER", "pt2pt"}});
+    check_recorded(r, 2);
+    CHECK(r.out.find("allgather_check: 2 ranks, 50 calls: ok") != std::string::npos);
+    CHECK(allgather_s(dir) >= 0.95 * 50e-6 * 50);
+    const fs::path mpich = test_dir() / "allgather_undelayed";
+    const Result m = record(mpich, 2, {prog("allgather_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
+    check_recorded(m, 2);
+    CHECK(allgather_s(mpich) < 0.5 * 50e-6 * 50);
+  }
 }
