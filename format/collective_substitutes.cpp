@@ -57,6 +57,14 @@ std::optional<AllgatherAlgo> parse_allgather_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<ReduceAlgo> parse_reduce_name(std::string_view name) {
+  if (name.empty() || name == "mpi") return ReduceAlgo::Mpi;
+  if (name == "binomial") return ReduceAlgo::Binomial;
+  if (name == "reduce_scatter_gather") return ReduceAlgo::ReduceScatterGather;
+  if (name == "pt2pt") return ReduceAlgo::Pt2pt;
+  return std::nullopt;
+}
+
 std::optional<RootedAlgo> parse_rooted_name(std::string_view name) {
   if (name.empty() || name == "mpi") return RootedAlgo::Mpi;
   if (name == "pt2pt") return RootedAlgo::Pt2pt;
@@ -113,6 +121,16 @@ const char* allgather_name(AllgatherAlgo a) {
     case AllgatherAlgo::Bruck: return "bruck";
     case AllgatherAlgo::Ring: return "ring";
     case AllgatherAlgo::Pt2pt: return "pt2pt";
+  }
+  return "mpi";
+}
+
+const char* reduce_name(ReduceAlgo a) {
+  switch (a) {
+    case ReduceAlgo::Mpi: return "mpi";
+    case ReduceAlgo::Binomial: return "binomial";
+    case ReduceAlgo::ReduceScatterGather: return "reduce_scatter_gather";
+    case ReduceAlgo::Pt2pt: return "pt2pt";
   }
   return "mpi";
 }

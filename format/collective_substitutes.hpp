@@ -1,5 +1,5 @@
 // The names of libmstep's substitute collectives, as MSTEP_BARRIER / MSTEP_BCAST / MSTEP_ALLREDUCE /
-// MSTEP_ALLTOALL / MSTEP_ALLGATHER / MSTEP_GATHER / MSTEP_SCATTER take them and meta.json's "collectives" records
+// MSTEP_ALLTOALL / MSTEP_ALLGATHER / MSTEP_REDUCE / MSTEP_GATHER / MSTEP_SCATTER take them and meta.json's "collectives" records
 // them: one grammar for the writer (interpose/substitute.hpp) and the reader
 // (model/replay/replay_collectives.hpp).
 //   barrier:   mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
@@ -7,6 +7,7 @@
 //   allreduce: mpi | recursive_doubling | reduce_scatter_allgather | pt2pt
 //   alltoall:  mpi | bruck | scattered | pairwise | pt2pt
 //   allgather: mpi | recursive_doubling | bruck | ring | pt2pt
+//   reduce:    mpi | binomial | reduce_scatter_gather | pt2pt
 //   gather, scatter: mpi | pt2pt
 // The empty name is "mpi" (MPICH's own).
 #pragma once
@@ -29,6 +30,9 @@ enum class AlltoallAlgo : std::uint8_t { Mpi, Bruck, Scattered, Pairwise, Pt2pt 
 // MPICH 4.0.2's three for MPI_Allgather (MPIR_Allgather_intra_recursive_doubling, _brucks, _ring);
 // pt2pt: its choice by total size and whether the ranks are a power of 2.
 enum class AllgatherAlgo : std::uint8_t { Mpi, RecursiveDoubling, Bruck, Ring, Pt2pt };
+// MPICH 4.0.2's two for MPI_Reduce (MPIR_Reduce_intra_binomial, _reduce_scatter_gather); pt2pt: its
+// choice by size.
+enum class ReduceAlgo : std::uint8_t { Mpi, Binomial, ReduceScatterGather, Pt2pt };
 // MPI_Gather(v) and MPI_Scatter(v), each of which MPICH 4.0.2 runs by one algorithm whatever the
 // size (binomial tree; the v versions linear): MPICH's own, or that algorithm by libmstep.
 enum class RootedAlgo : std::uint8_t { Mpi, Pt2pt };
@@ -44,6 +48,7 @@ std::optional<BcastAlgo> parse_bcast_name(std::string_view name);
 std::optional<AllreduceAlgo> parse_allreduce_name(std::string_view name);
 std::optional<AlltoallAlgo> parse_alltoall_name(std::string_view name);
 std::optional<AllgatherAlgo> parse_allgather_name(std::string_view name);
+std::optional<ReduceAlgo> parse_reduce_name(std::string_view name);
 std::optional<RootedAlgo> parse_rooted_name(std::string_view name);
 
 std::string barrier_name(BarrierName b);  // "tree:4"
@@ -51,6 +56,7 @@ const char* bcast_name(BcastAlgo a);      // "flat"
 const char* allreduce_name(AllreduceAlgo a);  // "recursive_doubling"
 const char* alltoall_name(AlltoallAlgo a);    // "pairwise"
 const char* allgather_name(AllgatherAlgo a);  // "bruck"
+const char* reduce_name(ReduceAlgo a);        // "binomial"
 const char* rooted_name(RootedAlgo a);        // "pt2pt"
 
 }  // namespace mstep

@@ -1,4 +1,4 @@
-// Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Alltoall(v),
+// Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v),
 // MPI_Allgather, MPI_Gather(v) and MPI_Scatter(v) run by libmstep's own
 // algorithms over point-to-point messages, so that an algorithm `mstep advise` recommends can be
 // run and measured without changing the application, and so that the delay apparatus reaches
@@ -12,6 +12,8 @@
 //     MPI_IN_PLACE runs MPICH's own)
 //   MSTEP_ALLGATHER = mpi | recursive_doubling | bruck | ring | pt2pt (MPI_Allgather:
 //     interpose/substitute_allgather.hpp; MPI_Allgatherv stays MPICH's)
+//   MSTEP_REDUCE    = mpi | binomial | reduce_scatter_gather | pt2pt (MPI_Reduce:
+//     interpose/substitute_reduce.hpp)
 //   MSTEP_GATHER    = mpi | pt2pt (MPI_Gather's binomial tree and MPI_Gatherv's linear receive,
 //     MPICH 4.0.2's one algorithm for each: interpose/substitute_rooted.hpp)
 //   MSTEP_SCATTER   = mpi | pt2pt (the same for MPI_Scatter and MPI_Scatterv)
@@ -66,6 +68,7 @@ struct SubstituteSettings {
   AllreduceAlgo allreduce = AllreduceAlgo::Mpi;
   AlltoallAlgo alltoall = AlltoallAlgo::Mpi;
   AllgatherAlgo allgather = AllgatherAlgo::Mpi;
+  ReduceAlgo reduce = ReduceAlgo::Mpi;
   RootedAlgo gather = RootedAlgo::Mpi;
   RootedAlgo scatter = RootedAlgo::Mpi;
   model::LogGPSParams loggps;  // barrier auto: its L, o and g; bcast esssp and auto: all of it, every pair's network
@@ -84,26 +87,28 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
 // and leaves all at "mpi".
 SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce = nullptr,
                                              const char* alltoall = nullptr, const char* gather = nullptr,
-                                             const char* scatter = nullptr, const char* allgather = nullptr);
+                                             const char* scatter = nullptr, const char* allgather = nullptr,
+                                             const char* reduce = nullptr);
 
 class Substitutes {
  public:
   // At MPI_Init on every rank: reads MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL,
-  // MSTEP_GATHER, MSTEP_SCATTER and MSTEP_ALLGATHER.
+  // MSTEP_GATHER, MSTEP_SCATTER, MSTEP_ALLGATHER and MSTEP_REDUCE.
   void start(int world_rank);
   bool barrier_on() const { return settings_.barrier != BarrierAlgo::Mpi; }
   bool bcast_on() const { return settings_.bcast != BcastAlgo::Mpi; }
   bool allreduce_on() const { return settings_.allreduce != AllreduceAlgo::Mpi; }
   bool alltoall_on() const { return settings_.alltoall != AlltoallAlgo::Mpi; }
+  bool reduce_on() const { return settings_.reduce != ReduceAlgo::Mpi; }
   bool allgather_on() const { return settings_.allgather != AllgatherAlgo::Mpi; }
   bool gather_on() const { return settings_.gather != RootedAlgo::Mpi; }
   bool scatter_on() const { return settings_.scatter != RootedAlgo::Mpi; }
   bool any_on() const {
-    return barrier_on() || bcast_on() || allreduce_on() || alltoall_on() || allgather_on() || gather_on() ||
-           scatter_on();
+    return barrier_on() || bcast_on() || allreduce_on() || alltoall_on() || allgather_on() || reduce_on() ||
+           gather_on() || scatter_on();
   }
   // meta.json's "collectives" object: {"barrier": "tree:4", "bcast": "mpi", "allreduce": "mpi",
-  // "alltoall": "mpi", "allgather": "mpi", "gather": "mpi", "scatter": "pt2pt"}.
+  // "alltoall": "mpi", "allgather": "mpi", "reduce": "mpi", "gather": "mpi", "scatter": "pt2pt"}.
   std::string json() const;
 
   int barrier(MPI_Comm comm);
@@ -114,6 +119,8 @@ class Substitutes {
                MPI_Datatype recvtype, MPI_Comm comm);
   int alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
                 const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm);
+  // (interpose/substitute_reduce.cpp)
+  int reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm);
   // (interpose/substitute_allgather.cpp)
   int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, MPI_Comm comm);

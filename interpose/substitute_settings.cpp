@@ -1,5 +1,5 @@
-// MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL, MSTEP_GATHER, MSTEP_SCATTER and
-// MSTEP_ALLGATHER as read at MPI_Init, and the
+// MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL, MSTEP_GATHER, MSTEP_SCATTER,
+// MSTEP_ALLGATHER and MSTEP_REDUCE as read at MPI_Init, and the
 // parameter file that auto and esssp need (interpose/substitute.hpp).
 #include <cmath>
 #include <fstream>
@@ -15,7 +15,7 @@ namespace mstep {
 
 SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce,
                                              const char* alltoall, const char* gather, const char* scatter,
-                                             const char* allgather) {
+                                             const char* allgather, const char* reduce) {
   SubstituteSettings s;
   const std::string_view b = barrier ? barrier : "", c = bcast ? bcast : "", a = allreduce ? allreduce : "";
   const std::string_view t = alltoall ? alltoall : "", g = gather ? gather : "", sc = scatter ? scatter : "";
@@ -25,6 +25,8 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
   const std::optional<AlltoallAlgo> tn = parse_alltoall_name(t);
   const std::string_view ag = allgather ? allgather : "";
   const std::optional<AllgatherAlgo> agn = parse_allgather_name(ag);
+  const std::string_view rd = reduce ? reduce : "";
+  const std::optional<ReduceAlgo> rdn = parse_reduce_name(rd);
   const std::optional<RootedAlgo> gn = parse_rooted_name(g), sn = parse_rooted_name(sc);
   if (!bn)
     s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
@@ -36,13 +38,15 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
     s.error = fmt::format("MSTEP_ALLTOALL='{}' is not mpi, bruck, scattered, pairwise or pt2pt", t);
   else if (!agn)
     s.error = fmt::format("MSTEP_ALLGATHER='{}' is not mpi, recursive_doubling, bruck, ring or pt2pt", ag);
+  else if (!rdn)
+    s.error = fmt::format("MSTEP_REDUCE='{}' is not mpi, binomial, reduce_scatter_gather or pt2pt", rd);
   else if (!gn)
     s.error = fmt::format("MSTEP_GATHER='{}' is not mpi or pt2pt", g);
   else if (!sn)
     s.error = fmt::format("MSTEP_SCATTER='{}' is not mpi or pt2pt", sc);
   else
     s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn,
-    s.allreduce = *an, s.alltoall = *tn, s.gather = *gn, s.scatter = *sn, s.allgather = *agn;
+    s.allreduce = *an, s.alltoall = *tn, s.gather = *gn, s.scatter = *sn, s.allgather = *agn, s.reduce = *rdn;
   return s;
 }
 

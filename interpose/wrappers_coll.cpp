@@ -1,5 +1,5 @@
 // Blocking collective wrappers: what each records is in coll_record.hpp. Barrier, Bcast,
-// Allreduce, Alltoall(v), Allgather, Gather(v) and Scatter(v) go through libmstep's substitutes
+// Reduce, Allreduce, Alltoall(v), Allgather, Gather(v) and Scatter(v) go through libmstep's substitutes
 // (interpose/substitute.hpp), which are MPICH's own unless asked.
 #include "interpose/coll_record.hpp"
 #include "interpose/substitute.hpp"
@@ -27,9 +27,9 @@ extern "C" int MPI_Bcast(void* buf, int count, MPI_Datatype type, int root, MPI_
 
 extern "C" int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
                           MPI_Op op, int root, MPI_Comm comm) {
-  if (!g_recorder.active()) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+  if (!g_recorder.active()) return g_substitutes.reduce(sendbuf, recvbuf, count, type, op, root, comm);
   Event e = begin_event(Op::Reduce, MSTEP_CALLER);
-  const int rc = PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+  const int rc = g_substitutes.reduce(sendbuf, recvbuf, count, type, op, root, comm);
   Coll k = finish_coll(e, comm);
   bytes_reduce(k, root, count, type);
   g_recorder.record(k.e);

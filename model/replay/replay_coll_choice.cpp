@@ -112,8 +112,16 @@ std::optional<LogGPSParams> recorded_loggps(const std::string& text) {
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
                                              std::string_view allreduce, std::string_view alltoall,
                                              std::string_view gather, std::string_view scatter,
-                                             std::string_view allgather) {
+                                             std::string_view allgather, std::string_view reduce) {
   CollectiveSubstitutes s;
+  if (const auto r = parse_reduce_name(reduce)) {
+    switch (*r) {
+      case ReduceAlgo::Binomial: s.reduce = CollAlgo::ReduceBinomial; break;
+      case ReduceAlgo::ReduceScatterGather: s.reduce = CollAlgo::ReduceScatterGather; break;
+      case ReduceAlgo::Pt2pt: s.reduce = CollAlgo::ReduceBinomial, s.reduce_as_mpich = true; break;
+      case ReduceAlgo::Mpi: break;
+    }
+  }
   if (const auto a = parse_allgather_name(allgather)) {
     switch (*a) {
       case AllgatherAlgo::RecursiveDoubling: s.allgather = CollAlgo::AllgatherRecDbl; break;
@@ -166,7 +174,7 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
 CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
   CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute, meta.allreduce_substitute,
                                                    meta.alltoall_substitute, meta.gather_substitute, meta.scatter_substitute,
-                                                   meta.allgather_substitute);
+                                                   meta.allgather_substitute, meta.reduce_substitute);
   if (meta.barrier_substitute == "auto") {
     s.barrier = CollAlgo::BarrierDissemination;
     s.barrier_auto = true;
@@ -245,6 +253,13 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
     case Op::Reduce:
       s.algo = m <= kReduceShortBytes || m / kAssumedElementBytes < pof2 ? CollAlgo::ReduceBinomial
                                                                            : CollAlgo::ReduceScatterGather;
+      // libmstep's substitute ran it (the blocking call): MPICH's choice (pt2pt) or the one asked
+      // for, where it can run it (interpose/substitute_reduce.hpp's reduce_runs).
+      if (op == Op::Reduce && subs.reduce != CollAlgo::Unsupported) {
+        if (!subs.reduce_as_mpich) s.algo = subs.reduce;
+        if (s.algo == CollAlgo::ReduceScatterGather && m / kAssumedElementBytes < pof2) s.algo = CollAlgo::ReduceBinomial;
+        s.substitute = true;
+      }
       break;
     case Op::Allreduce:
       s.algo = m <= kAllreduceShortBytes || m / kAssumedElementBytes < pof2 ? CollAlgo::AllreduceRecDbl

@@ -93,10 +93,14 @@ struct CollectiveSubstitutes {
   // AllgatherBruck or AllgatherRing; with allgather_as_mpich, MPICH's choice.
   CollAlgo allgather = CollAlgo::Unsupported;
   bool allgather_as_mpich = false;
+  // MSTEP_REDUCE: MPI_Reduce by libmstep (interpose/substitute_reduce.hpp): ReduceBinomial or
+  // ReduceScatterGather; with reduce_as_mpich, MPICH's choice.
+  CollAlgo reduce = CollAlgo::Unsupported;
+  bool reduce_as_mpich = false;
   bool any() const {
     return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded ||
            allreduce != CollAlgo::Unsupported || alltoall != CollAlgo::Unsupported || gather || scatter ||
-           allgather != CollAlgo::Unsupported;
+           allgather != CollAlgo::Unsupported || reduce != CollAlgo::Unsupported;
   }
 };
 
@@ -105,7 +109,7 @@ struct CollectiveSubstitutes {
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
                                              std::string_view allreduce = {}, std::string_view alltoall = {},
                                              std::string_view gather = {}, std::string_view scatter = {},
-                                             std::string_view allgather = {});
+                                             std::string_view allgather = {}, std::string_view reduce = {});
 CollectiveSubstitutes substitutes_of(const RunMeta& meta);
 
 // MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes). Broadcast's short-message

@@ -51,6 +51,8 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       if (m.alltoall_substitute == "mpi") m.alltoall_substitute.clear();
       m.allgather_substitute = c.value("allgather", "");
       if (m.allgather_substitute == "mpi") m.allgather_substitute.clear();
+      m.reduce_substitute = c.value("reduce", "");
+      if (m.reduce_substitute == "mpi") m.reduce_substitute.clear();
       m.gather_substitute = c.value("gather", "");
       if (m.gather_substitute == "mpi") m.gather_substitute.clear();
       m.scatter_substitute = c.value("scatter", "");

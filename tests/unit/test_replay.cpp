@@ -514,6 +514,23 @@ TEST_CASE("MSTEP_ALLGATHER: the blocking MPI_Allgather charged as libmstep's sub
   CHECK_FALSE(subs("rd").any());
 }
 
+TEST_CASE("MSTEP_REDUCE: the blocking MPI_Reduce charged as libmstep's substitute ran it", "[replay]") {
+  const auto subs = [](const char* algo) { return substitutes_from_names("", "", "", "", "", "", "", algo); };
+  // pt2pt: MPICH's choice, as a substitute: binomial up to 2 KiB or below 2^k 8-byte elements.
+  CHECK(choose_collective(Op::Reduce, 4, 3, 2048, subs("pt2pt")).algo == CollAlgo::ReduceBinomial);
+  CHECK(choose_collective(Op::Reduce, 4, 3, 2048, subs("pt2pt")).substitute);
+  CHECK(choose_collective(Op::Reduce, 4, 3, 2056, subs("pt2pt")).algo == CollAlgo::ReduceScatterGather);
+  // The one asked for, Rabenseifner's only where the vector has 2^k 8-byte elements.
+  CHECK(choose_collective(Op::Reduce, 4, 0, 8, subs("binomial")).algo == CollAlgo::ReduceBinomial);
+  CHECK(choose_collective(Op::Reduce, 4, 0, 1 << 20, subs("binomial")).algo == CollAlgo::ReduceBinomial);
+  CHECK(choose_collective(Op::Reduce, 4, 0, 32, subs("reduce_scatter_gather")).algo == CollAlgo::ReduceScatterGather);
+  CHECK(choose_collective(Op::Reduce, 4, 0, 16, subs("reduce_scatter_gather")).algo == CollAlgo::ReduceBinomial);
+  // The nonblocking call stays MPICH's; so does everything under mpi.
+  CHECK_FALSE(choose_collective(Op::Ireduce, 4, 0, 8, subs("pt2pt")).substitute);
+  CHECK_FALSE(choose_collective(Op::Reduce, 4, 0, 8, subs("mpi")).substitute);
+  CHECK_FALSE(subs("rabenseifner").any());
+}
+
 TEST_CASE("every decomposed message has exactly one sender and one receiver", "[replay]") {
   // For each algorithm, size and root: the slots sent equal the slots received, with matching
   // partners and sizes, and no slot is used twice.

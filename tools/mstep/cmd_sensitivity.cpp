@@ -49,7 +49,7 @@ struct SensitivityOptions {
 // stays.
 constexpr std::pair<const char*, const char*> kCollectiveSubstitutes[] = {
     {"MSTEP_BARRIER", "dissemination"}, {"MSTEP_BCAST", "binomial"}, {"MSTEP_ALLREDUCE", "pt2pt"},
-    {"MSTEP_ALLTOALL", "pt2pt"}, {"MSTEP_ALLGATHER", "pt2pt"}, {"MSTEP_GATHER", "pt2pt"},
+    {"MSTEP_ALLTOALL", "pt2pt"}, {"MSTEP_ALLGATHER", "pt2pt"}, {"MSTEP_REDUCE", "pt2pt"}, {"MSTEP_GATHER", "pt2pt"},
     {"MSTEP_SCATTER", "pt2pt"}};
 
 // The substitutes this study sets (name, value), from the options and the environment.
@@ -233,6 +233,7 @@ void run_sensitivity(const SensitivityOptions& o) {
                                  (e.op == Op::Allreduce && !meta.allreduce_substitute.empty()) ||
                                  ((e.op == Op::Alltoall || e.op == Op::Alltoallv) && !meta.alltoall_substitute.empty()) ||
                                  (e.op == Op::Allgather && !meta.allgather_substitute.empty()) ||
+                                 (e.op == Op::Reduce && !meta.reduce_substitute.empty()) ||
                                  ((e.op == Op::Gather || e.op == Op::Gatherv) && !meta.gather_substitute.empty()) ||
                                  ((e.op == Op::Scatter || e.op == Op::Scatterv) && !meta.scatter_substitute.empty());
         collectives += !substituted;
@@ -240,7 +241,7 @@ void run_sensitivity(const SensitivityOptions& o) {
   if (collectives > 0)
     notes.push_back(fmt::format(
         "{} collective call{} (all ranks) ran MPICH's own algorithm, which the apparatus does not delay (libmstep's "
-        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Alltoall(v), MPI_Allgather, MPI_Gather(v) and MPI_Scatter(v) it does), where the raised models charge their "
+        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v), MPI_Allgather, MPI_Gather(v) and MPI_Scatter(v) it does), where the raised models charge their "
         "messages too: there the predicted slowdown is not the apparatus's",
         collectives, collectives == 1 ? "" : "s"));
   std::string substituted;
