@@ -172,18 +172,36 @@ void allreduce(Writer& w, std::uint32_t n, std::uint32_t me, std::uint64_t m, bo
 
 void reduce_scatter_gather(Writer& w, std::uint32_t n, std::uint32_t me, std::uint32_t root, std::uint64_t m) {
   const std::uint32_t pof2 = floor_pow2(n), rem = n - pof2, K2 = log2_of(pof2);
-  const std::int64_t newrank = fold_in(w, n, me, m, true);
-  auto real = [&](std::uint32_t nr) { return nr < rem ? nr * 2 : nr + rem; };
-  const std::uint32_t newroot = root < 2 * rem ? root / 2 : root - rem;
+  std::int64_t newrank = fold_in(w, n, me, m, true);
+  // A root among the folded (odd) ranks takes newrank 0's place (world rank 0), with its piece,
+  // before the gather, as MPIR_Reduce_intra_reduce_scatter_gather does.
+  const bool odd_root = root < 2 * rem && root % 2;
+  auto real = [&](std::uint32_t nr) { return nr == 0 && odd_root ? root : nr < rem ? nr * 2 : nr + rem; };
+  const std::uint32_t newroot = odd_root ? 0 : root < 2 * rem ? root / 2 : root - rem;
+  std::uint32_t round = 1;
   if (newrank >= 0) {
     const auto nr = static_cast<std::uint32_t>(newrank);
-    std::uint32_t round = 1;
     for (std::uint32_t mask = 1; mask < pof2; mask <<= 1, ++round) {
-      const std::uint32_t dst = real(nr ^ mask);
+      const std::uint32_t nd = nr ^ mask, dst = nd < rem ? nd * 2 : nd + rem;
       w.exchange(round, me, dst, m / (2 * mask), dst, m / (2 * mask));
     }
+  }
+  round = 1 + K2;
+  if (odd_root) {
+    const std::uint32_t swap = 1 + 2 * K2;
+    if (me == root) {
+      w.recv(swap, 0, 0, m / pof2);
+      w.step();
+      newrank = 0;
+    } else if (newrank == 0) {
+      w.send(swap, me, root, m / pof2);
+      w.step();
+      newrank = -1;
+    }
+  }
+  if (newrank >= 0) {
     // Binomial gather of the pieces to newroot, partners in the order the halving used.
-    const std::uint32_t rel = nr ^ newroot;
+    const std::uint32_t rel = static_cast<std::uint32_t>(newrank) ^ newroot;
     for (std::uint32_t j = 0; j < K2; ++j, ++round) {
       const std::uint32_t mask = pof2 >> (j + 1);
       const std::uint64_t bytes = (m << j) / pof2;
@@ -194,17 +212,6 @@ void reduce_scatter_gather(Writer& w, std::uint32_t n, std::uint32_t me, std::ui
         break;
       }
       w.recv(round, partner, partner, bytes);
-      w.step();
-    }
-  }
-  // A root that sat out (odd, among the first 2 rem) gets the result from its even neighbour.
-  if (root < 2 * rem && root % 2) {
-    const std::uint32_t round = 1 + 2 * K2;
-    if (me == root - 1) {
-      w.send(round, me, root, m);
-      w.step();
-    } else if (me == root) {
-      w.recv(round, root - 1, root - 1, m);
       w.step();
     }
   }

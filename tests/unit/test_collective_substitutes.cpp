@@ -27,6 +27,24 @@ TEST_CASE("substitute names: every name reads back as written", "[substitute]") 
   }
   CHECK(*parse_allreduce_name("") == AllreduceAlgo::Mpi);
   CHECK(*parse_allreduce_name("pt2pt") == AllreduceAlgo::Pt2pt);
+  for (const char* name : {"mpi", "recursive_doubling", "bruck", "ring", "pt2pt"}) {
+    const auto a = parse_allgather_name(name);
+    REQUIRE(a);
+    CHECK(std::string(allgather_name(*a)) == name);
+  }
+  for (const char* name : {"mpi", "binomial", "reduce_scatter_gather", "pt2pt"}) {
+    const auto r = parse_reduce_name(name);
+    REQUIRE(r);
+    CHECK(std::string(reduce_name(*r)) == name);
+  }
+  for (const char* name : {"mpi", "pt2pt"}) {
+    const auto r = parse_rooted_name(name);
+    REQUIRE(r);
+    CHECK(std::string(rooted_name(*r)) == name);
+  }
+  CHECK(*parse_allgather_name("") == AllgatherAlgo::Mpi);
+  CHECK(*parse_reduce_name("") == ReduceAlgo::Mpi);
+  CHECK(*parse_rooted_name("") == RootedAlgo::Mpi);
 }
 
 TEST_CASE("substitute names: what is not in the grammar", "[substitute]") {
@@ -34,4 +52,7 @@ TEST_CASE("substitute names: what is not in the grammar", "[substitute]") {
     CHECK_FALSE(parse_barrier_name(name));
   for (const char* name : {"Auto", "essp", "FLAT"}) CHECK_FALSE(parse_bcast_name(name));
   for (const char* name : {"auto", "rabenseifner", "Pt2pt", "recursive-doubling"}) CHECK_FALSE(parse_allreduce_name(name));
+  for (const char* name : {"auto", "rd", "scattered", "Ring"}) CHECK_FALSE(parse_allgather_name(name));
+  for (const char* name : {"rabenseifner", "tree", "Binomial"}) CHECK_FALSE(parse_reduce_name(name));
+  for (const char* name : {"binomial", "linear", "PT2PT", " pt2pt"}) CHECK_FALSE(parse_rooted_name(name));
 }

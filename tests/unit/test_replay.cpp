@@ -531,6 +531,27 @@ TEST_CASE("MSTEP_REDUCE: the blocking MPI_Reduce charged as libmstep's substitut
   CHECK_FALSE(subs("rabenseifner").any());
 }
 
+TEST_CASE("Rabenseifner's MPI_Reduce to a folded root: the root takes newrank 0's place, as MPICH's", "[replay]") {
+  // 3 ranks, root 1, 4 KiB: rank 1 (odd, folded) sends its vector to 0; 0 and 2 halve (2 KiB
+  // each way); 0 hands its piece (2 KiB) to the root, which then receives 2's piece as newrank 0.
+  const CollShape s = choose_collective(Op::Reduce, 3, 1, 4096);
+  REQUIRE(s.algo == CollAlgo::ReduceScatterGather);
+  std::vector<CollOp> ops(coll_max_ops(3));
+  std::vector<std::uint32_t> steps(coll_max_ops(3));
+  const auto program = [&](std::uint32_t me) {
+    std::uint32_t nops = 0, nsteps = 0;
+    coll_program(s, me, ops.data(), steps.data(), nops, nsteps);
+    std::vector<std::tuple<bool, std::uint32_t, std::uint64_t>> out;  // send?, peer, bytes
+    for (std::uint32_t i = 0; i < nops; ++i)
+      out.emplace_back(ops[i].send != 0, std::uint32_t{ops[i].peer}, std::uint64_t{ops[i].bytes});
+    return out;
+  };
+  using T = std::tuple<bool, std::uint32_t, std::uint64_t>;
+  CHECK(program(0) == std::vector<T>{{false, 1, 4096}, {false, 2, 2048}, {true, 2, 2048}, {true, 1, 2048}});
+  CHECK(program(1) == std::vector<T>{{true, 0, 4096}, {false, 0, 2048}, {false, 2, 2048}});
+  CHECK(program(2) == std::vector<T>{{false, 0, 2048}, {true, 0, 2048}, {true, 1, 2048}});
+}
+
 TEST_CASE("every decomposed message has exactly one sender and one receiver", "[replay]") {
   // For each algorithm, size and root: the slots sent equal the slots received, with matching
   // partners and sizes, and no slot is used twice.
