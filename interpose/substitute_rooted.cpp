@@ -175,7 +175,8 @@ int Substitutes::gather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
       PMPI_Comm_size(comm, &n) != MPI_SUCCESS || root < 0 || root >= n)
     return mpich();
   const int nbytes = me == root ? block_bytes(recvcount, recvtype, n) : block_bytes(sendcount, sendtype, n);
-  if (nbytes == 0 || (me == root && sendbuf != MPI_IN_PLACE && block_bytes(sendcount, sendtype, n) != nbytes))
+  if (nbytes == 0 || (me == root && sendbuf != MPI_IN_PLACE && block_bytes(sendcount, sendtype, n) != nbytes) ||
+      (me != root && sendbuf == MPI_IN_PLACE))  // erroneous off the root: MPICH's to report
     return mpich();
   const std::optional<Member> m = member_of(comm);
   if (!m) return mpich();
@@ -191,7 +192,8 @@ int Substitutes::scatter(const void* sendbuf, int sendcount, MPI_Datatype sendty
       PMPI_Comm_size(comm, &n) != MPI_SUCCESS || root < 0 || root >= n)
     return mpich();
   const int nbytes = me == root ? block_bytes(sendcount, sendtype, n) : block_bytes(recvcount, recvtype, n);
-  if (nbytes == 0 || (me == root && recvbuf != MPI_IN_PLACE && block_bytes(recvcount, recvtype, n) != nbytes))
+  if (nbytes == 0 || (me == root && recvbuf != MPI_IN_PLACE && block_bytes(recvcount, recvtype, n) != nbytes) ||
+      (me != root && recvbuf == MPI_IN_PLACE))  // erroneous off the root: MPICH's to report
     return mpich();
   const std::optional<Member> m = member_of(comm);
   if (!m) return mpich();

@@ -107,8 +107,8 @@ struct Wire {
   int irecv(void* buf, int count, MPI_Datatype type, int source, MPI_Request* request) const {
     return PMPI_Irecv(buf, count, type, source, kSubstituteTag, pc, request);
   }
-  // After the requests of isend and irecv completed: each receive from `sources` (of `bytes` each,
-  // its counterpart in `bytes`) as after a blocking one, then the sends' holds.
+  // After the requests of isend and irecv completed: each receive (from sources[i], bytes[i] long)
+  // as after a blocking one, then the sends' holds.
   void complete(const std::vector<int>& sources, const std::vector<std::uint64_t>& bytes,
                 const std::vector<std::int64_t>& holds) const {
     if (!comm) [[likely]]

@@ -84,11 +84,12 @@ TEST_CASE("substitute gather and scatter: the delay apparatus delays each of the
                           {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_GATHER", "pt2pt"}, {"MSTEP_SCATTER", "pt2pt"}});
   check_recorded(r, 2);
   CHECK(r.out.find("rooted_check: 2 ranks, 50 calls: ok") != std::string::npos);
-  CHECK(gather_s(dir) >= 0.95 * 50e-6 * 50);
+  const double delayed = gather_s(dir);
+  CHECK(delayed >= 0.95 * 50e-6 * 50);
   const fs::path mpich = test_dir() / "rooted_undelayed";
   const Result m = record(mpich, 2, {prog("rooted_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
   check_recorded(m, 2);
-  CHECK(gather_s(mpich) < 0.5 * 50e-6 * 50);
+  CHECK(gather_s(mpich) < 0.5 * delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
 }
 
 TEST_CASE("substitute allgather: MPICH's results to the byte, its algorithms' messages, charged as they ran") {
@@ -137,10 +138,11 @@ TEST_CASE("substitute allgather: MPICH's results to the byte, its algorithms' me
     const Result r = record(dir, 2, {prog("allgather_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_ALLGATHER", "pt2pt"}});
     check_recorded(r, 2);
     CHECK(r.out.find("allgather_check: 2 ranks, 50 calls: ok") != std::string::npos);
-    CHECK(allgather_s(dir) >= 0.95 * 50e-6 * 50);
+    const double delayed = allgather_s(dir);
+    CHECK(delayed >= 0.95 * 50e-6 * 50);
     const fs::path mpich = test_dir() / "allgather_undelayed";
     const Result m = record(mpich, 2, {prog("allgather_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
     check_recorded(m, 2);
-    CHECK(allgather_s(mpich) < 0.5 * 50e-6 * 50);
+    CHECK(allgather_s(mpich) < 0.5 * delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
   }
 }

@@ -71,9 +71,10 @@ TEST_CASE("substitute reduce: the delay apparatus delays each of its messages") 
                           {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_REDUCE", "pt2pt"}, {"MSTEP_BCAST", "binomial"}});
   check_recorded(r, 2);
   CHECK(r.out.find("allreduce_check: 2 ranks, 50 calls: ok") != std::string::npos);
-  CHECK(reduce_s(dir) >= 0.95 * 50e-6 * 50);
+  const double delayed = reduce_s(dir);
+  CHECK(delayed >= 0.95 * 50e-6 * 50);
   const fs::path mpich = test_dir() / "reduce_undelayed";
   const Result m = record(mpich, 2, {prog("allreduce_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
   check_recorded(m, 2);
-  CHECK(reduce_s(mpich) < 0.5 * 50e-6 * 50);
+  CHECK(reduce_s(mpich) < 0.5 * delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
 }
