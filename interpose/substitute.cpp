@@ -270,6 +270,16 @@ std::optional<Substitutes::Member> Substitutes::member_of(MPI_Comm comm) {
   return Member{Wire{pc, g_delay.on() ? &g_recorder.comm(comm) : nullptr}, me, n};
 }
 
+std::optional<Substitutes::Place> Substitutes::place_of(MPI_Comm comm, int root) {
+  Place p;
+  int inter = 0;
+  if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter ||
+      PMPI_Comm_rank(comm, &p.me) != MPI_SUCCESS || PMPI_Comm_size(comm, &p.n) != MPI_SUCCESS || root < 0 ||
+      root >= p.n)
+    return std::nullopt;
+  return p;
+}
+
 int Substitutes::barrier(MPI_Comm comm) {
   const Private p = barrier_on() ? private_comm(comm) : Private{};
   if (p.pc == MPI_COMM_NULL) return PMPI_Barrier(comm);

@@ -151,6 +151,13 @@ class Substitutes {
     int me = 0, n = 1;
   };
   std::optional<Member> member_of(MPI_Comm comm);
+  // This rank and the size of `comm` for a rooted collective: nullopt where MPICH's own answers
+  // (a null communicator, an intercommunicator, a root out of range), decided alike on every
+  // member before any of them makes the private duplicate.
+  struct Place {
+    int me = 0, n = 0;
+  };
+  static std::optional<Place> place_of(MPI_Comm comm, int root);
 
   SubstituteSettings settings_;
   int keyval_ = MPI_KEYVAL_INVALID;

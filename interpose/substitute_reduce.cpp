@@ -195,13 +195,10 @@ int Substitutes::reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datat
                         MPI_Comm comm) {
   const auto mpich = [&] { return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm); };
   // What MPI would reject, or nothing to reduce, is MPICH's to answer (the same on every member).
-  if (!reduce_on() || count <= 0 || op == MPI_OP_NULL || type == MPI_DATATYPE_NULL || comm == MPI_COMM_NULL)
-    return mpich();
+  if (!reduce_on() || count <= 0 || op == MPI_OP_NULL || type == MPI_DATATYPE_NULL) return mpich();
   // MPI_IN_PLACE off the root is erroneous: MPICH's to report.
-  int n = 0, me = 0;
-  if (PMPI_Comm_size(comm, &n) != MPI_SUCCESS || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS || root < 0 || root >= n ||
-      (sendbuf == MPI_IN_PLACE && me != root))
-    return mpich();
+  const std::optional<Place> place = place_of(comm, root);
+  if (!place || (sendbuf == MPI_IN_PLACE && place->me != root)) return mpich();
   const std::optional<Member> m = member_of(comm);
   if (!m) return mpich();
   return substitute_reduce(m->w, settings_.reduce, sendbuf, recvbuf, count, type, op, root, m->me, m->n);

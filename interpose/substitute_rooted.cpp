@@ -165,15 +165,14 @@ int substitute_scatterv(const Wire& w, const void* sendbuf, const int* sendcount
 
 // What MPI would reject, or a block of nothing, is MPICH's to answer, decided alike on every
 // member (a gather's block length is the same everywhere) before any of them makes the private
-// duplicate.
+// duplicate (place_of, then the blocks).
 int Substitutes::gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                         MPI_Datatype recvtype, int root, MPI_Comm comm) {
   const auto mpich = [&] { return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm); };
-  if (!gather_on() || comm == MPI_COMM_NULL) return mpich();
-  int me = 0, n = 0, inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS ||
-      PMPI_Comm_size(comm, &n) != MPI_SUCCESS || root < 0 || root >= n)
-    return mpich();
+  if (!gather_on()) return mpich();
+  const std::optional<Place> place = place_of(comm, root);
+  if (!place) return mpich();
+  const int me = place->me, n = place->n;
   const int nbytes = me == root ? block_bytes(recvcount, recvtype, n) : block_bytes(sendcount, sendtype, n);
   if (nbytes == 0 || (me == root && sendbuf != MPI_IN_PLACE && block_bytes(sendcount, sendtype, n) != nbytes) ||
       (me != root && sendbuf == MPI_IN_PLACE))  // erroneous off the root: MPICH's to report
@@ -186,11 +185,10 @@ int Substitutes::gather(const void* sendbuf, int sendcount, MPI_Datatype sendtyp
 int Substitutes::scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                          MPI_Datatype recvtype, int root, MPI_Comm comm) {
   const auto mpich = [&] { return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm); };
-  if (!scatter_on() || comm == MPI_COMM_NULL) return mpich();
-  int me = 0, n = 0, inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS ||
-      PMPI_Comm_size(comm, &n) != MPI_SUCCESS || root < 0 || root >= n)
-    return mpich();
+  if (!scatter_on()) return mpich();
+  const std::optional<Place> place = place_of(comm, root);
+  if (!place) return mpich();
+  const int me = place->me, n = place->n;
   const int nbytes = me == root ? block_bytes(sendcount, sendtype, n) : block_bytes(recvcount, recvtype, n);
   if (nbytes == 0 || (me == root && recvbuf != MPI_IN_PLACE && block_bytes(recvcount, recvtype, n) != nbytes) ||
       (me != root && recvbuf == MPI_IN_PLACE))  // erroneous off the root: MPICH's to report
@@ -205,11 +203,10 @@ int Substitutes::gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendty
   const auto mpich = [&] {
     return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
   };
-  if (!gather_on() || comm == MPI_COMM_NULL) return mpich();
-  int me = 0, n = 0, inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS ||
-      PMPI_Comm_size(comm, &n) != MPI_SUCCESS || root < 0 || root >= n)
-    return mpich();
+  if (!gather_on()) return mpich();
+  const std::optional<Place> place = place_of(comm, root);
+  if (!place) return mpich();
+  const int me = place->me, n = place->n;
   if (me == root ? !recvcounts || !displs || recvtype == MPI_DATATYPE_NULL ||
                        std::any_of(recvcounts, recvcounts + n, [](int c) { return c < 0; })
                  : sendcount < 0 || (sendcount > 0 && sendtype == MPI_DATATYPE_NULL))
@@ -224,11 +221,10 @@ int Substitutes::scatterv(const void* sendbuf, const int* sendcounts, const int*
   const auto mpich = [&] {
     return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
   };
-  if (!scatter_on() || comm == MPI_COMM_NULL) return mpich();
-  int me = 0, n = 0, inter = 0;
-  if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter || PMPI_Comm_rank(comm, &me) != MPI_SUCCESS ||
-      PMPI_Comm_size(comm, &n) != MPI_SUCCESS || root < 0 || root >= n)
-    return mpich();
+  if (!scatter_on()) return mpich();
+  const std::optional<Place> place = place_of(comm, root);
+  if (!place) return mpich();
+  const int me = place->me, n = place->n;
   if (me == root ? !sendcounts || !displs || sendtype == MPI_DATATYPE_NULL ||
                        std::any_of(sendcounts, sendcounts + n, [](int c) { return c < 0; })
                  : recvcount < 0 || (recvcount > 0 && recvtype == MPI_DATATYPE_NULL))

@@ -41,22 +41,19 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       m.delay_pairs_json = j.at("delay").at("pairs").dump();
     if (j.contains("collectives")) {
       const auto& c = j.at("collectives");
-      m.barrier_substitute = c.value("barrier", "");
-      m.bcast_substitute = c.value("bcast", "");
-      if (m.barrier_substitute == "mpi") m.barrier_substitute.clear();
-      if (m.bcast_substitute == "mpi") m.bcast_substitute.clear();
-      m.allreduce_substitute = c.value("allreduce", "");
-      if (m.allreduce_substitute == "mpi") m.allreduce_substitute.clear();
-      m.alltoall_substitute = c.value("alltoall", "");
-      if (m.alltoall_substitute == "mpi") m.alltoall_substitute.clear();
-      m.allgather_substitute = c.value("allgather", "");
-      if (m.allgather_substitute == "mpi") m.allgather_substitute.clear();
-      m.reduce_substitute = c.value("reduce", "");
-      if (m.reduce_substitute == "mpi") m.reduce_substitute.clear();
-      m.gather_substitute = c.value("gather", "");
-      if (m.gather_substitute == "mpi") m.gather_substitute.clear();
-      m.scatter_substitute = c.value("scatter", "");
-      if (m.scatter_substitute == "mpi") m.scatter_substitute.clear();
+      // A substitute's name, empty for MPICH's own ("mpi").
+      const auto substitute = [&](const char* key) {
+        std::string name = c.value(key, "");
+        return name == "mpi" ? std::string() : name;
+      };
+      m.barrier_substitute = substitute("barrier");
+      m.bcast_substitute = substitute("bcast");
+      m.allreduce_substitute = substitute("allreduce");
+      m.alltoall_substitute = substitute("alltoall");
+      m.allgather_substitute = substitute("allgather");
+      m.reduce_substitute = substitute("reduce");
+      m.gather_substitute = substitute("gather");
+      m.scatter_substitute = substitute("scatter");
       if (c.contains("logp")) {
         const auto& l = c.at("logp");
         m.auto_L = l.value("L", 0.0), m.auto_o = l.value("o", 0.0), m.auto_g = l.value("g", 0.0);
