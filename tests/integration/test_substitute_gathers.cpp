@@ -67,7 +67,7 @@ TEST_CASE("substitute gather and scatter: MPICH's results to the byte, its algor
   }
 }
 
-TEST_CASE("substitute gather and scatter: the delay apparatus delays each of their messages") {
+TEST_CASE("substitute gather and scatter: the delay apparatus delays each of their messages", "[report]") {
   // MSTEP_DELAY_L=50us at 2 ranks, 50 rounds of MPI_Gather then MPI_Scatter from rank 0: rank 1's
   // gathered block leaves after it received the scatter before, which arrived no earlier than its
   // send plus L, and reaches rank 0 no earlier than its own send plus L; so rank 0 waits about 2 L
@@ -92,7 +92,7 @@ TEST_CASE("substitute gather and scatter: the delay apparatus delays each of the
   CHECK(gather_s(mpich) < 0.5 * delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
 }
 
-TEST_CASE("substitute allgather: MPICH's results to the byte, its algorithms' messages, charged as they ran") {
+TEST_CASE("substitute allgather: MPICH's results to the byte, its algorithms' messages, charged as they ran", "[report]") {
   // allgather_check compares every case with MPICH's own, byte for byte: 3 ranks (Bruck, then the
   // ring from 80 KiB in all) and 4 (recursive doubling, then the ring from 512 KiB), each setting
   // (recursive doubling on 3 ranks runs Bruck).

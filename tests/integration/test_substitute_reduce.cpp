@@ -54,7 +54,7 @@ TEST_CASE("substitute reduce: MPICH's results to the byte, its algorithms' messa
   }
 }
 
-TEST_CASE("substitute reduce: the delay apparatus delays each of its messages") {
+TEST_CASE("substitute reduce: the delay apparatus delays each of its messages", "[report]") {
   // MSTEP_DELAY_L=50us at 2 ranks, 50 rounds of MPI_Reduce to rank 0 and MPI_Bcast back (both
   // libmstep's): rank 1's contribution leaves after it received the broadcast before, which arrived
   // no earlier than its send plus L, and reaches rank 0 no earlier than its own send plus L; so rank
