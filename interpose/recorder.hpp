@@ -116,8 +116,13 @@ class Recorder {
   const CommInfo* take_message(MPI_Message m);
 
   int rank() const { return rank_; }
-  // Rank 0's clock minus this rank's, as measured at MPI_Init (0 before start()).
-  std::int64_t init_offset_ns() const { return clocks_.empty() ? 0 : clocks_.front().offset_ns; }
+  // Rank 0's clock minus this rank's, for the delay apparatus: 0 on rank 0's host, which shares
+  // its CLOCK_MONOTONIC (the offset measured there is noise of up to half the best of the sync's
+  // round trips: tens of microseconds with another job on the cores, which shortened or erased
+  // the delays), else as measured at MPI_Init (0 before start()).
+  std::int64_t rank0_clock_offset_ns() const {
+    return clocks_.empty() || on_rank0_host_ ? 0 : clocks_.front().offset_ns;
+  }
   // The delay apparatus's settings for meta.json ("delay"); rewrites it on rank 0.
   void note_delay(std::string json);
   // The substitute collectives that run (interpose/substitute.hpp) for meta.json ("collectives").
@@ -177,6 +182,7 @@ class Recorder {
   std::vector<ClockSync> clocks_;
   double ticks_per_second_ = 1e9;
   std::vector<std::string> hosts_;
+  bool on_rank0_host_ = true;
   std::string mpi_version_;
   std::string delay_json_;
   std::string collectives_json_;

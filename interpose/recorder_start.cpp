@@ -72,6 +72,7 @@ void Recorder::start(int thread_level) {
   ticks_per_second_ = measure_tick_rate(2'000'000);
   dir_ = choose_dir(tool_comm_);
   hosts_ = gather_hosts(tool_comm_, rank_, size_);
+  on_rank0_host_ = on_rank0_host(tool_comm_, rank_);
   mpi_version_ = mpi_library_version();
   clocks_.push_back(sync_clock_with_rank0(tool_comm_, rank_, size_, ClockSync::AtInit));
 

@@ -1,6 +1,7 @@
 #include "interpose/run_info.hpp"
 
 #include <climits>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -113,6 +114,15 @@ std::vector<std::string> gather_hosts(MPI_Comm comm, int rank, int size) {
     hosts.emplace_back(h, strnlen(h, MPI_MAX_PROCESSOR_NAME));
   }
   return hosts;
+}
+
+bool on_rank0_host(MPI_Comm comm, int rank) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {}, root[MPI_MAX_PROCESSOR_NAME] = {};
+  int len = 0;
+  PMPI_Get_processor_name(name, &len);
+  if (rank == 0) std::memcpy(root, name, sizeof root);
+  PMPI_Bcast(root, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, comm);
+  return std::strncmp(name, root, MPI_MAX_PROCESSOR_NAME) == 0;
 }
 
 ClockSync sync_clock_with_rank0(MPI_Comm comm, int rank, int size, ClockSync::When when) {

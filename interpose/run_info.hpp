@@ -37,6 +37,8 @@ std::string program_name();                 // basename of the executable
 std::vector<std::string> command_line();    // from /proc/self/cmdline
 std::string mpi_library_version();          // MPI_Get_library_version, first line
 std::vector<std::string> gather_hosts(MPI_Comm comm, int rank, int size);  // at rank 0; others empty
+// Whether this rank runs on rank 0's host (the same processor name; collective over `comm`).
+bool on_rank0_host(MPI_Comm comm, int rank);
 
 // Ping-pong with rank 0 over `comm` (collective: every rank calls it). Returns this rank's offset
 // to rank 0's CLOCK_MONOTONIC from the sample with the shortest round trip.
