@@ -1,5 +1,5 @@
 // Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v),
-// MPI_Allgather, MPI_Gather(v) and MPI_Scatter(v) run by libmstep's own
+// MPI_Allgather(v), MPI_Gather(v) and MPI_Scatter(v) run by libmstep's own
 // algorithms over point-to-point messages, so that an algorithm `mstep advise` recommends can be
 // run and measured without changing the application, and so that the delay apparatus reaches
 // every message of a collective (issue 13). Chosen by environment variables, read at MPI_Init:
@@ -10,8 +10,8 @@
 //   MSTEP_ALLTOALL  = mpi | bruck | scattered | pairwise | pt2pt (the same for MPI_Alltoall, and
 //     but for mpi MPI_Alltoallv's scattered exchange: interpose/substitute_alltoall.hpp;
 //     MPI_IN_PLACE runs MPICH's own)
-//   MSTEP_ALLGATHER = mpi | recursive_doubling | bruck | ring | pt2pt (MPI_Allgather:
-//     interpose/substitute_allgather.hpp; MPI_Allgatherv stays MPICH's)
+//   MSTEP_ALLGATHER = mpi | recursive_doubling | bruck | ring | pt2pt (MPI_Allgather and
+//     MPI_Allgatherv: interpose/substitute_allgather.hpp)
 //   MSTEP_REDUCE    = mpi | binomial | reduce_scatter_gather | pt2pt (MPI_Reduce:
 //     interpose/substitute_reduce.hpp)
 //   MSTEP_GATHER    = mpi | pt2pt (MPI_Gather's binomial tree and MPI_Gatherv's linear receive,
@@ -124,6 +124,8 @@ class Substitutes {
   // (interpose/substitute_allgather.cpp)
   int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, MPI_Comm comm);
+  int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                 const int* displs, MPI_Datatype recvtype, MPI_Comm comm);
   // (interpose/substitute_rooted.cpp)
   int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm);

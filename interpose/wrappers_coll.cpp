@@ -1,5 +1,5 @@
 // Blocking collective wrappers: what each records is in coll_record.hpp. Barrier, Bcast,
-// Reduce, Allreduce, Alltoall(v), Allgather, Gather(v) and Scatter(v) go through libmstep's substitutes
+// Reduce, Allreduce, Alltoall(v), Allgather(v), Gather(v) and Scatter(v) go through libmstep's substitutes
 // (interpose/substitute.hpp), which are MPICH's own unless asked.
 #include "interpose/coll_record.hpp"
 #include "interpose/substitute.hpp"
@@ -115,10 +115,9 @@ extern "C" int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype s
                               void* recvbuf, const int recvcounts[], const int displs[],
                               MPI_Datatype recvtype, MPI_Comm comm) {
   if (!g_recorder.active())
-    return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+    return g_substitutes.allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   Event e = begin_event(Op::Allgatherv, MSTEP_CALLER);
-  const int rc =
-      PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+  const int rc = g_substitutes.allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
   Coll k = finish_coll(e, comm);
   bytes_allgatherv(k, sendbuf, sendcount, sendtype, recvcounts, recvtype);
   g_recorder.record(k.e);

@@ -201,7 +201,7 @@ GoalSummary write_goal(const TraceDir& trace, std::ostream& out, double units_pe
           if (is_nonblocking_collective(e.op) && event_role(e) == Role::SendRecv && e.request)
             charged_icolls.insert(e.request);
           const auto me = static_cast<std::uint32_t>(in.members->rank_of(rank));
-          const std::uint32_t cap = coll_max_ops(std::max<std::uint32_t>(in.shape.n, 1));
+          const std::uint32_t cap = coll_max_ops(in.shape);
           prog.resize(cap);
           step_end.resize(cap);
           std::uint32_t nops = 0, nsteps = 0;

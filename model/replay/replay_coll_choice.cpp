@@ -290,10 +290,10 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
     case Op::Allgatherv:
       if (pow2) s.algo = total < kAllgatherLongBytes ? CollAlgo::AllgatherRecDbl : CollAlgo::AllgatherRing;
       else s.algo = total < kAllgatherShortBytes ? CollAlgo::AllgatherBruck : CollAlgo::AllgatherRing;
-      // libmstep's substitute ran it (the blocking MPI_Allgather): MPICH's choice (pt2pt) or the
-      // one asked for, recursive doubling on other than 2^k ranks running Bruck
-      // (interpose/substitute_allgather.hpp's allgather_runs).
-      if (op == Op::Allgather && subs.allgather != CollAlgo::Unsupported) {
+      // libmstep's substitute ran it (the blocking MPI_Allgather and MPI_Allgatherv): MPICH's
+      // choice (pt2pt) or the one asked for, recursive doubling on other than 2^k ranks running
+      // Bruck (interpose/substitute_allgather.hpp's allgather_runs_total).
+      if ((op == Op::Allgather || op == Op::Allgatherv) && subs.allgather != CollAlgo::Unsupported) {
         if (!subs.allgather_as_mpich) s.algo = subs.allgather;
         if (s.algo == CollAlgo::AllgatherRecDbl && !pow2) s.algo = CollAlgo::AllgatherBruck;
         s.substitute = true;
@@ -346,7 +346,7 @@ std::uint32_t coll_rounds(const CollShape& s) {
     case CollAlgo::ReduceScatterRecHalving: return 2 + K2;
     case CollAlgo::GathervLinear:
     case CollAlgo::ScattervLinear: return 1;
-    case CollAlgo::AllgatherRing: return n - 1;
+    case CollAlgo::AllgatherRing: return (n - 1) * allgather_ring_chunks(s);
     case CollAlgo::AlltoallScattered:
     case CollAlgo::AlltoallPairwise:
     case CollAlgo::ReduceScatterPairwise: return n;

@@ -221,6 +221,12 @@ void reduce_scatter_gather(Writer& w, std::uint32_t n, std::uint32_t me, std::ui
 
 std::uint32_t coll_max_ops(std::uint32_t n) { return 2 * n + 8 * (ceil_log2(n) + 1) + 8; }
 
+std::uint32_t coll_max_ops(const CollShape& s) {
+  const std::uint32_t base = coll_max_ops(std::max<std::uint32_t>(s.n, 1));
+  if (s.algo != CollAlgo::AllgatherRing) return base;
+  return std::max<std::uint32_t>(base, 2 * coll_rounds(s) + 8);  // below 2^31 (choose_collective)
+}
+
 void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32_t* step_end, std::uint32_t& nops,
                   std::uint32_t& nsteps) {
   const std::uint32_t n = s.n;
@@ -332,9 +338,16 @@ void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32
       }
       break;
     }
-    case CollAlgo::AllgatherRing:
-      for (std::uint32_t i = 0; i + 1 < n; ++i) w.exchange(i, me, (me + n - 1) % n, m, (me + 1) % n, m);
+    case CollAlgo::AllgatherRing: {
+      // Each block in `chunks` messages: chunks of kAllgathervPipelineBytes, the last the rest.
+      const std::uint32_t chunks = allgather_ring_chunks(s);
+      for (std::uint32_t i = 0, round = 0; i + 1 < n; ++i)
+        for (std::uint32_t c = 0; c < chunks; ++c, ++round) {
+          const std::uint64_t bytes = chunks == 1 ? m : std::min(kAllgathervPipelineBytes, m - c * kAllgathervPipelineBytes);
+          w.exchange(round, me, (me + n - 1) % n, bytes, (me + 1) % n, bytes);
+        }
       break;
+    }
     case CollAlgo::AlltoallBruck: {
       std::uint32_t round = 0;
       for (std::uint64_t p = 1; p < n; p *= 2, ++round) {

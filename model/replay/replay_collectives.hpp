@@ -119,6 +119,7 @@ inline constexpr std::uint64_t kAllreduceShortBytes = 8;        // recursive dou
 inline constexpr std::uint64_t kReduceShortBytes = 2048;        // binomial up to
 inline constexpr std::uint64_t kAllgatherLongBytes = 524288;    // total; recursive doubling below (2^k ranks)
 inline constexpr std::uint64_t kAllgatherShortBytes = 81920;    // total; Bruck below (other sizes)
+inline constexpr std::uint64_t kAllgathervPipelineBytes = 32768;  // MPI_Allgatherv's ring: chunks of this from a longer block
 inline constexpr std::uint64_t kAlltoallShortBytes = 256;       // per block; Bruck up to (8+ ranks)
 inline constexpr std::uint64_t kAlltoallMediumBytes = 32768;    // per block; scattered up to
 inline constexpr std::uint32_t kAlltoallMinProcs = 8;           // below: never Bruck
@@ -166,12 +167,22 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
 // Rounds of the instance: it has rounds * n message slots.
 std::uint32_t coll_rounds(const CollShape& s);
 
+// The messages each block of a ring allgather travels in: MPI_Allgatherv's ring pipelines a block
+// longer than kAllgathervPipelineBytes in chunks of that size (MPIR_Allgatherv_intra_ring; the
+// block here is the members' mean, as the trace has it), MPI_Allgather's sends it whole.
+inline std::uint32_t allgather_ring_chunks(const CollShape& s) {
+  if (s.op != Op::Allgatherv || s.m <= kAllgathervPipelineBytes) return 1;
+  const std::uint64_t chunks = (s.m + kAllgathervPipelineBytes - 1) / kAllgathervPipelineBytes;
+  return chunks > (std::uint64_t{1} << 30) ? std::uint32_t{1} << 30 : static_cast<std::uint32_t>(chunks);
+}
+
 // An upper bound on the operations of one member's program, and on its steps, for any algorithm
-// on n ranks (to preallocate the replay's buffers once).
+// on n ranks but a pipelined ring (to preallocate the replay's buffers once), and for `s` itself.
 std::uint32_t coll_max_ops(std::uint32_t n);
+std::uint32_t coll_max_ops(const CollShape& s);
 
 // Writes member `me`'s program: ops[0..nops) in order, and step_end[0..nsteps): the end (exclusive
-// op index) of each step. The buffers must hold coll_max_ops(n) entries. No allocation.
+// op index) of each step. The buffers must hold coll_max_ops(s) entries. No allocation.
 void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32_t* step_end,
                   std::uint32_t& nops, std::uint32_t& nsteps);
 

@@ -157,7 +157,7 @@ inline void Engine<Cost>::begin_collective(RankState& s, const Event& e, std::ui
   // The program is written into one scratch buffer sized for the largest communicator, then
   // kept in the rank's own buffers at its exact size: a rank's buffers grow to the largest
   // program it runs, never to n per rank for every rank (ranks squared).
-  const std::uint32_t cap = coll_max_ops(std::max<std::uint32_t>(inst.shape.n, 1));
+  const std::uint32_t cap = coll_max_ops(inst.shape);
   if (scratch_ops_.size() < cap) scratch_ops_.resize(cap), scratch_steps_.resize(cap);
   std::uint32_t nops = 0;
   coll_program(inst.shape, me, scratch_ops_.data(), scratch_steps_.data(), nops, s.nsteps);

@@ -2,7 +2,7 @@
 # Issue 15: MPICH's own collective tests (test/mpi/coll of its source) with libmstep's substitute
 # barriers, broadcasts, allreduces, alltoalls, gathers, scatters, allgathers and reduces. Builds the
 # tests of its testlist that call MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Alltoall(v),
-# MPI_Gather(v), MPI_Scatter(v), MPI_Allgather or MPI_Reduce
+# MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v) or MPI_Reduce
 # (on intracommunicators, and two on intercommunicators, where MPICH's own run), and runs each at the
 # rank counts (and with the arguments) the testlist gives: natively, under mstep record with MPICH's
 # collectives, and under mstep record with each set of substitutes
@@ -55,7 +55,7 @@ cat >"$work/mpitestconf.h" <<'EOF'
 EOF
 
 # (allred, allred2 and reduce need MPICH's dtpools library, which this script does not build.)
-tests=${TESTS:-"allgatherv4 bcasttest bcastzerotype coll8 coll9 coll10 coll12 allred3 allred4 allred5 allred6 allredmany alltoall1 coll13 alltoallv gather gather2 gatherv scatter2 scatter3 scattern scatterv coll4 coll5 icgather icscatter allgather2 allgather3 allgather_struct red3 red4 opband opprod opsum opminloc opmaxloc uoplong"}
+tests=${TESTS:-"allgatherv2 allgatherv3 allgatherv4 coll6 bcasttest bcastzerotype coll8 coll9 coll10 coll12 allred3 allred4 allred5 allred6 allredmany alltoall1 coll13 alltoallv gather gather2 gatherv scatter2 scatter3 scattern scatterv coll4 coll5 icgather icscatter allgather2 allgather3 allgather_struct red3 red4 opband opprod opsum opminloc opmaxloc uoplong"}
 # Barrier/broadcast/allreduce/alltoall/gather/scatter/allgather/reduce: "mpi/.../mpi" is MPICH's own
 # under mstep; the others are libmstep's.
 settings="mpi/mpi/mpi/mpi/mpi/mpi/mpi/mpi central/flat/recursive_doubling/bruck/pt2pt/pt2pt/bruck/binomial tree:4/binomial/reduce_scatter_allgather/scattered/mpi/pt2pt/ring/reduce_scatter_gather dissemination/esssp/pt2pt/pairwise/pt2pt/mpi/recursive_doubling/pt2pt auto/auto/pt2pt/pt2pt/pt2pt/pt2pt/pt2pt/pt2pt"

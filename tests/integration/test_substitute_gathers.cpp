@@ -95,16 +95,20 @@ TEST_CASE("substitute gather and scatter: the delay apparatus delays each of the
 TEST_CASE("substitute allgather: MPICH's results to the byte, its algorithms' messages, charged as they ran", "[report]") {
   // allgather_check compares every case with MPICH's own, byte for byte: 3 ranks (Bruck, then the
   // ring from 80 KiB in all) and 4 (recursive doubling, then the ring from 512 KiB), each setting
-  // (recursive doubling on 3 ranks runs Bruck).
+  // (recursive doubling on 3 ranks runs Bruck); MPI_Allgather's 60 cases and MPI_Allgatherv's 80
+  // (blocks of differing sizes, some empty, in reverse order with gaps; the ring's 32 KiB chunks).
   for (const char* algo : {"pt2pt", "recursive_doubling", "bruck", "ring"})
-    for (int ranks : {3, 4}) check_against_mpich("allgather_check", "MSTEP_ALLGATHER", algo, ranks, 60);
-  // collectives.c at 4 ranks: MPI_Allgather of one int on WORLD and on each half (2 ranks). Every
-  // rank copies its own block in (a Sendrecv to itself), then recursive doubling and Bruck make
-  // 2 Sendrecv rounds on 4 ranks and 1 on 2, the ring 3 and 1: 5, 5 and 6 on every rank.
+    for (int ranks : {3, 4}) check_against_mpich("allgather_check", "MSTEP_ALLGATHER", algo, ranks, 140);
+  // collectives.c at 4 ranks: MPI_Allgather of one int and MPI_Allgatherv of r + 1 ints on WORLD
+  // and on each half (2 ranks). For MPI_Allgather every rank copies its own block in (a Sendrecv
+  // to itself), then recursive doubling and Bruck make 2 Sendrecv rounds on 4 ranks and 1 on 2,
+  // the ring 3 and 1: 5, 5 and 6 on every rank. MPI_Allgatherv's recursive doubling and Bruck pack
+  // the own block (no message), then 2 and 1 rounds; its ring copies it in, then 3 and 1 rounds
+  // (no block is empty): 3, 3 and 6 more, 8, 8 and 12 in all.
   const fs::path params = test_dir() / "allgather_params.json";
   std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9, "s": null, "S": 1000})";
-  for (const auto& [algo, sendrecvs, name] : {std::tuple{"pt2pt", 5L, "recursive doubling"}, {"bruck", 5L, "Bruck"},
-                                              {"ring", 6L, "ring"}}) {
+  for (const auto& [algo, sendrecvs, name] : {std::tuple{"pt2pt", 8L, "recursive doubling"}, {"bruck", 8L, "Bruck"},
+                                              {"ring", 12L, "ring"}}) {
     const Counts each{0, 0, sendrecvs};
     const fs::path dir = counted("MSTEP_ALLGATHER", {{0, each}, {1, each}, {2, each}, {3, each}}, algo);
     CHECK(meta_of(dir).at("collectives").at("allgather") == algo);
@@ -112,7 +116,7 @@ TEST_CASE("substitute allgather: MPICH's results to the byte, its algorithms' me
     const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
     CHECK(has(std::string("MPI_Allgather: ") + name + " (libmstep's substitute for 4 ranks, 4 bytes; 1 call)"));
     CHECK(has(std::string("MPI_Allgather: ") + name + " (libmstep's substitute for 2 ranks, 4 bytes; 2 calls)"));
-    CHECK(has("MPI_Allgatherv: recursive doubling (MPICH default for 4 ranks, 12 bytes; 1 call)"));
+    CHECK(has(std::string("MPI_Allgatherv: ") + name + " (libmstep's substitute for 4 ranks, 12 bytes; 1 call)"));
   }
   {
     INFO("a malformed setting: one line on rank 0's stderr, MPICH's own collectives run");

@@ -494,7 +494,7 @@ TEST_CASE("MSTEP_GATHER and MSTEP_SCATTER: the blocking calls charged as libmste
   CHECK_FALSE(substitutes_from_names("", "", "", "", "binomial", "mpi").any());
 }
 
-TEST_CASE("MSTEP_ALLGATHER: the blocking MPI_Allgather charged as libmstep's substitute ran it", "[replay]") {
+TEST_CASE("MSTEP_ALLGATHER: the blocking MPI_Allgather(v) charged as libmstep's substitute ran it", "[replay]") {
   const auto subs = [](const char* algo) { return substitutes_from_names("", "", "", "", "", "", algo); };
   // pt2pt: MPICH's choice, as a substitute: recursive doubling on 2^k ranks below 512 KiB in all,
   // Bruck on others below 80 KiB, else the ring.
@@ -507,10 +507,16 @@ TEST_CASE("MSTEP_ALLGATHER: the blocking MPI_Allgather charged as libmstep's sub
   CHECK(choose_collective(Op::Allgather, 4, 0, 8, subs("ring")).algo == CollAlgo::AllgatherRing);
   CHECK(choose_collective(Op::Allgather, 4, 0, 1 << 20, subs("bruck")).algo == CollAlgo::AllgatherBruck);
   CHECK(choose_collective(Op::Allgather, 3, 0, 8, subs("recursive_doubling")).algo == CollAlgo::AllgatherBruck);
-  // The nonblocking call and MPI_Allgatherv stay MPICH's; so does everything under mpi.
+  // MPI_Allgatherv the same way.
+  CHECK(choose_collective(Op::Allgatherv, 4, 0, 8, subs("pt2pt")).substitute);
+  CHECK(choose_collective(Op::Allgatherv, 4, 0, 8, subs("pt2pt")).algo == CollAlgo::AllgatherRecDbl);
+  CHECK(choose_collective(Op::Allgatherv, 3, 0, 27307, subs("pt2pt")).algo == CollAlgo::AllgatherRing);
+  CHECK(choose_collective(Op::Allgatherv, 3, 0, 8, subs("recursive_doubling")).algo == CollAlgo::AllgatherBruck);
+  // The nonblocking calls stay MPICH's; so does everything under mpi.
   CHECK_FALSE(choose_collective(Op::Iallgather, 4, 0, 8, subs("pt2pt")).substitute);
-  CHECK_FALSE(choose_collective(Op::Allgatherv, 4, 0, 8, subs("pt2pt")).substitute);
+  CHECK_FALSE(choose_collective(Op::Iallgatherv, 4, 0, 8, subs("pt2pt")).substitute);
   CHECK_FALSE(choose_collective(Op::Allgather, 4, 0, 8, subs("mpi")).substitute);
+  CHECK_FALSE(choose_collective(Op::Allgatherv, 4, 0, 8, subs("mpi")).substitute);
   CHECK_FALSE(subs("rd").any());
 }
 
@@ -552,6 +558,37 @@ TEST_CASE("Rabenseifner's MPI_Reduce to a folded root: the root takes newrank 0'
   CHECK(program(2) == std::vector<T>{{false, 0, 2048}, {true, 0, 2048}, {true, 1, 2048}});
 }
 
+TEST_CASE("MPI_Allgatherv's ring sends a block over 32 KiB in chunks of 32 KiB, as MPICH's", "[replay]") {
+  // 3 ranks, blocks of 80 000 bytes (240 000 in all: the ring): each block in 32 768, 32 768 and
+  // 14 464 bytes, two blocks a member: 6 rounds of a Sendrecv to me + 1 from me - 1. MPI_Allgather's
+  // ring sends each block whole.
+  const auto program = [](const CollShape& s, std::uint32_t me) {
+    std::vector<CollOp> ops(coll_max_ops(s));
+    std::vector<std::uint32_t> steps(coll_max_ops(s));
+    std::uint32_t nops = 0, nsteps = 0;
+    coll_program(s, me, ops.data(), steps.data(), nops, nsteps);
+    REQUIRE(nsteps * 2 == nops);
+    std::vector<std::tuple<bool, std::uint32_t, std::uint64_t>> out;  // send?, peer, bytes
+    for (std::uint32_t i = 0; i < nops; ++i)
+      out.emplace_back(ops[i].send != 0, std::uint32_t{ops[i].peer}, std::uint64_t{ops[i].bytes});
+    return out;
+  };
+  using T = std::tuple<bool, std::uint32_t, std::uint64_t>;
+  const CollShape v = choose_collective(Op::Allgatherv, 3, 0, 80000);
+  REQUIRE(v.algo == CollAlgo::AllgatherRing);
+  CHECK(coll_rounds(v) == 6);
+  std::vector<T> want;
+  for (int block = 0; block < 2; ++block)
+    for (std::uint64_t bytes : {32768u, 32768u, 14464u}) want.insert(want.end(), {{false, 0, bytes}, {true, 2, bytes}});
+  CHECK(program(v, 1) == want);
+  const CollShape whole = choose_collective(Op::Allgather, 3, 0, 80000);
+  REQUIRE(whole.algo == CollAlgo::AllgatherRing);
+  CHECK(coll_rounds(whole) == 2);
+  CHECK(program(whole, 1) == std::vector<T>{{false, 0, 80000}, {true, 2, 80000}, {false, 0, 80000}, {true, 2, 80000}});
+  // 32 KiB exactly is one message.
+  CHECK(coll_rounds(choose_collective(Op::Allgatherv, 3, 0, 32768)) == 2);
+}
+
 TEST_CASE("every decomposed message has exactly one sender and one receiver", "[replay]") {
   // For each algorithm, size and root: the slots sent equal the slots received, with matching
   // partners and sizes, and no slot is used twice.
@@ -559,7 +596,7 @@ TEST_CASE("every decomposed message has exactly one sender and one receiver", "[
       {Op::Barrier, 0},        {Op::Bcast, 8},         {Op::Bcast, 100000},  {Op::Bcast, 1000000},
       {Op::Reduce, 8},         {Op::Reduce, 100000},   {Op::Allreduce, 8},   {Op::Allreduce, 100000},
       {Op::Gather, 64},        {Op::Scatter, 64},      {Op::Gatherv, 64},    {Op::Scatterv, 64},
-      {Op::Allgather, 64},     {Op::Allgather, 100000}, {Op::Alltoall, 64},  {Op::Alltoall, 1000},
+      {Op::Allgather, 64},     {Op::Allgather, 100000}, {Op::Allgatherv, 100000}, {Op::Alltoall, 64},  {Op::Alltoall, 1000},
       {Op::Alltoall, 100000},  {Op::Alltoallv, 64},    {Op::Reduce_scatter_block, 64},
       {Op::Reduce_scatter, 100000}};
   for (const auto& [op, m] : cases) {
@@ -573,8 +610,8 @@ TEST_CASE("every decomposed message has exactly one sender and one receiver", "[
           std::uint64_t bytes;
         };
         std::map<std::uint32_t, End> sent, got;
-        std::vector<CollOp> ops(coll_max_ops(n));
-        std::vector<std::uint32_t> steps(coll_max_ops(n));
+        std::vector<CollOp> ops(coll_max_ops(s));
+        std::vector<std::uint32_t> steps(coll_max_ops(s));
         for (std::uint32_t me = 0; me < n; ++me) {
           std::uint32_t nops = 0, nsteps = 0;
           coll_program(s, me, ops.data(), steps.data(), nops, nsteps);

@@ -232,7 +232,7 @@ void run_sensitivity(const SensitivityOptions& o) {
                                  (e.op == Op::Bcast && !meta.bcast_substitute.empty()) ||
                                  (e.op == Op::Allreduce && !meta.allreduce_substitute.empty()) ||
                                  ((e.op == Op::Alltoall || e.op == Op::Alltoallv) && !meta.alltoall_substitute.empty()) ||
-                                 (e.op == Op::Allgather && !meta.allgather_substitute.empty()) ||
+                                 ((e.op == Op::Allgather || e.op == Op::Allgatherv) && !meta.allgather_substitute.empty()) ||
                                  (e.op == Op::Reduce && !meta.reduce_substitute.empty()) ||
                                  ((e.op == Op::Gather || e.op == Op::Gatherv) && !meta.gather_substitute.empty()) ||
                                  ((e.op == Op::Scatter || e.op == Op::Scatterv) && !meta.scatter_substitute.empty());
@@ -241,7 +241,7 @@ void run_sensitivity(const SensitivityOptions& o) {
   if (collectives > 0)
     notes.push_back(fmt::format(
         "{} collective call{} (all ranks) ran MPICH's own algorithm, which the apparatus does not delay (libmstep's "
-        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v), MPI_Allgather, MPI_Gather(v) and MPI_Scatter(v) it does), where the raised models charge their "
+        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v), MPI_Allgather(v), MPI_Gather(v) and MPI_Scatter(v) it does), where the raised models charge their "
         "messages too: there the predicted slowdown is not the apparatus's",
         collectives, collectives == 1 ? "" : "s"));
   std::string substituted;
@@ -330,7 +330,8 @@ void add_sensitivity(CLI::App& app) {
   cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
   cmd->add_flag("-f,--force", o->force, "Replace the runs of an earlier sensitivity study in the directory");
   cmd->add_flag("--mpich-collectives", o->mpich_collectives,
-                "Keep MPICH's own MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Alltoall and MPI_Alltoallv, which the apparatus "
+                "Keep MPICH's own MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v), MPI_Allgather(v), "
+                "MPI_Gather(v) and MPI_Scatter(v), which the apparatus "
                 "does not delay "
                 "(default: libmstep's point-to-point substitutes in every run)");
   cmd->add_option("command", o->command, "The program after --, e.g. -- mpiexec.mpich -n 2 ./app");
