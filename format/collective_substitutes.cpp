@@ -71,6 +71,14 @@ std::optional<RootedAlgo> parse_rooted_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<ReduceScatterAlgo> parse_reduce_scatter_name(std::string_view name) {
+  if (name.empty() || name == "mpi") return ReduceScatterAlgo::Mpi;
+  if (name == "recursive_halving") return ReduceScatterAlgo::RecursiveHalving;
+  if (name == "pairwise") return ReduceScatterAlgo::Pairwise;
+  if (name == "pt2pt") return ReduceScatterAlgo::Pt2pt;
+  return std::nullopt;
+}
+
 std::string barrier_name(BarrierName b) {
   switch (b.algo) {
     case BarrierAlgo::Mpi: return "mpi";
@@ -136,5 +144,15 @@ const char* reduce_name(ReduceAlgo a) {
 }
 
 const char* rooted_name(RootedAlgo a) { return a == RootedAlgo::Pt2pt ? "pt2pt" : "mpi"; }
+
+const char* reduce_scatter_name(ReduceScatterAlgo a) {
+  switch (a) {
+    case ReduceScatterAlgo::Mpi: return "mpi";
+    case ReduceScatterAlgo::RecursiveHalving: return "recursive_halving";
+    case ReduceScatterAlgo::Pairwise: return "pairwise";
+    case ReduceScatterAlgo::Pt2pt: return "pt2pt";
+  }
+  return "mpi";
+}
 
 }  // namespace mstep

@@ -1,5 +1,6 @@
 // The names of libmstep's substitute collectives, as MSTEP_BARRIER / MSTEP_BCAST / MSTEP_ALLREDUCE /
-// MSTEP_ALLTOALL / MSTEP_ALLGATHER / MSTEP_REDUCE / MSTEP_GATHER / MSTEP_SCATTER take them and meta.json's "collectives" records
+// MSTEP_ALLTOALL / MSTEP_ALLGATHER / MSTEP_REDUCE / MSTEP_GATHER / MSTEP_SCATTER /
+// MSTEP_REDUCE_SCATTER take them and meta.json's "collectives" records
 // them: one grammar for the writer (interpose/substitute.hpp) and the reader
 // (model/replay/replay_collectives.hpp).
 //   barrier:   mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
@@ -9,6 +10,7 @@
 //   allgather: mpi | recursive_doubling | bruck | ring | pt2pt
 //   reduce:    mpi | binomial | reduce_scatter_gather | pt2pt
 //   gather, scatter: mpi | pt2pt
+//   reduce_scatter: mpi | recursive_halving | pairwise | pt2pt
 // The empty name is "mpi" (MPICH's own).
 #pragma once
 
@@ -33,6 +35,9 @@ enum class AllgatherAlgo : std::uint8_t { Mpi, RecursiveDoubling, Bruck, Ring, P
 // MPICH 4.0.2's two for MPI_Reduce (MPIR_Reduce_intra_binomial, _reduce_scatter_gather); pt2pt: its
 // choice by size.
 enum class ReduceAlgo : std::uint8_t { Mpi, Binomial, ReduceScatterGather, Pt2pt };
+// MPICH 4.0.2's two for MPI_Reduce_scatter(_block) with a commutative operation
+// (MPIR_Reduce_scatter(_block)_intra_recursive_halving, _pairwise); pt2pt: its choice by size.
+enum class ReduceScatterAlgo : std::uint8_t { Mpi, RecursiveHalving, Pairwise, Pt2pt };
 // MPI_Gather(v) and MPI_Scatter(v), each of which MPICH 4.0.2 runs by one algorithm whatever the
 // size (binomial tree; the v versions linear): MPICH's own, or that algorithm by libmstep.
 enum class RootedAlgo : std::uint8_t { Mpi, Pt2pt };
@@ -50,6 +55,7 @@ std::optional<AlltoallAlgo> parse_alltoall_name(std::string_view name);
 std::optional<AllgatherAlgo> parse_allgather_name(std::string_view name);
 std::optional<ReduceAlgo> parse_reduce_name(std::string_view name);
 std::optional<RootedAlgo> parse_rooted_name(std::string_view name);
+std::optional<ReduceScatterAlgo> parse_reduce_scatter_name(std::string_view name);
 
 std::string barrier_name(BarrierName b);  // "tree:4"
 const char* bcast_name(BcastAlgo a);      // "flat"
@@ -58,5 +64,6 @@ const char* alltoall_name(AlltoallAlgo a);    // "pairwise"
 const char* allgather_name(AllgatherAlgo a);  // "bruck"
 const char* reduce_name(ReduceAlgo a);        // "binomial"
 const char* rooted_name(RootedAlgo a);        // "pt2pt"
+const char* reduce_scatter_name(ReduceScatterAlgo a);  // "pairwise"
 
 }  // namespace mstep

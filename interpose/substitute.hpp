@@ -1,5 +1,5 @@
 // Substitute collectives (issue 15): MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v),
-// MPI_Allgather(v), MPI_Gather(v) and MPI_Scatter(v) run by libmstep's own
+// MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v) and MPI_Reduce_scatter(_block) run by libmstep's own
 // algorithms over point-to-point messages, so that an algorithm `mstep advise` recommends can be
 // run and measured without changing the application, and so that the delay apparatus reaches
 // every message of a collective (issue 13). Chosen by environment variables, read at MPI_Init:
@@ -17,6 +17,8 @@
 //   MSTEP_GATHER    = mpi | pt2pt (MPI_Gather's binomial tree and MPI_Gatherv's linear receive,
 //     MPICH 4.0.2's one algorithm for each: interpose/substitute_rooted.hpp)
 //   MSTEP_SCATTER   = mpi | pt2pt (the same for MPI_Scatter and MPI_Scatterv)
+//   MSTEP_REDUCE_SCATTER = mpi | recursive_halving | pairwise | pt2pt (MPI_Reduce_scatter and
+//     MPI_Reduce_scatter_block with a commutative operation: interpose/substitute_reduce_scatter.hpp)
 // "auto" is Zharikov and Paznikov's adaptive barrier: per communicator size, the algorithm (and
 // tree arity) of least predicted time under the LogP parameters L, o and g of the calibrated
 // parameter file ($MSTEP_PARAMS, else ~/.config/mstep/params.json), o_s = o_r = o
@@ -71,6 +73,7 @@ struct SubstituteSettings {
   ReduceAlgo reduce = ReduceAlgo::Mpi;
   RootedAlgo gather = RootedAlgo::Mpi;
   RootedAlgo scatter = RootedAlgo::Mpi;
+  ReduceScatterAlgo reduce_scatter = ReduceScatterAlgo::Mpi;
   model::LogGPSParams loggps;  // barrier auto: its L, o and g; bcast esssp and auto: all of it, every pair's network
   // auto: MPI_Barrier and MPI_Bcast as `mstep calibrate` measured them (the parameter file's
   // "collectives"; absent: none), MPICH's cost beyond their messages, which auto weighs.
@@ -88,12 +91,12 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
 SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce = nullptr,
                                              const char* alltoall = nullptr, const char* gather = nullptr,
                                              const char* scatter = nullptr, const char* allgather = nullptr,
-                                             const char* reduce = nullptr);
+                                             const char* reduce = nullptr, const char* reduce_scatter = nullptr);
 
 class Substitutes {
  public:
   // At MPI_Init on every rank: reads MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL,
-  // MSTEP_GATHER, MSTEP_SCATTER, MSTEP_ALLGATHER and MSTEP_REDUCE.
+  // MSTEP_GATHER, MSTEP_SCATTER, MSTEP_ALLGATHER, MSTEP_REDUCE and MSTEP_REDUCE_SCATTER.
   void start(int world_rank);
   bool barrier_on() const { return settings_.barrier != BarrierAlgo::Mpi; }
   bool bcast_on() const { return settings_.bcast != BcastAlgo::Mpi; }
@@ -103,12 +106,14 @@ class Substitutes {
   bool allgather_on() const { return settings_.allgather != AllgatherAlgo::Mpi; }
   bool gather_on() const { return settings_.gather != RootedAlgo::Mpi; }
   bool scatter_on() const { return settings_.scatter != RootedAlgo::Mpi; }
+  bool reduce_scatter_on() const { return settings_.reduce_scatter != ReduceScatterAlgo::Mpi; }
   bool any_on() const {
     return barrier_on() || bcast_on() || allreduce_on() || alltoall_on() || allgather_on() || reduce_on() ||
-           gather_on() || scatter_on();
+           gather_on() || scatter_on() || reduce_scatter_on();
   }
   // meta.json's "collectives" object: {"barrier": "tree:4", "bcast": "mpi", "allreduce": "mpi",
-  // "alltoall": "mpi", "allgather": "mpi", "reduce": "mpi", "gather": "mpi", "scatter": "pt2pt"}.
+  // "alltoall": "mpi", "allgather": "mpi", "reduce": "mpi", "gather": "mpi", "scatter": "pt2pt",
+  // "reduce_scatter": "mpi"}.
   std::string json() const;
 
   int barrier(MPI_Comm comm);
@@ -126,6 +131,11 @@ class Substitutes {
                 MPI_Datatype recvtype, MPI_Comm comm);
   int allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
                  const int* displs, MPI_Datatype recvtype, MPI_Comm comm);
+  // (interpose/substitute_reduce_scatter.cpp)
+  int reduce_scatter(const void* sendbuf, void* recvbuf, const int* recvcounts, MPI_Datatype type, MPI_Op op,
+                     MPI_Comm comm);
+  int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                           MPI_Comm comm);
   // (interpose/substitute_rooted.cpp)
   int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm);

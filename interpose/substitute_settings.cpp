@@ -1,5 +1,5 @@
 // MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL, MSTEP_GATHER, MSTEP_SCATTER,
-// MSTEP_ALLGATHER and MSTEP_REDUCE as read at MPI_Init, and the
+// MSTEP_ALLGATHER, MSTEP_REDUCE and MSTEP_REDUCE_SCATTER as read at MPI_Init, and the
 // parameter file that auto and esssp need (interpose/substitute.hpp).
 #include <cmath>
 #include <fstream>
@@ -15,7 +15,8 @@ namespace mstep {
 
 SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce,
                                              const char* alltoall, const char* gather, const char* scatter,
-                                             const char* allgather, const char* reduce) {
+                                             const char* allgather, const char* reduce,
+                                             const char* reduce_scatter) {
   SubstituteSettings s;
   const std::string_view b = barrier ? barrier : "", c = bcast ? bcast : "", a = allreduce ? allreduce : "";
   const std::string_view t = alltoall ? alltoall : "", g = gather ? gather : "", sc = scatter ? scatter : "";
@@ -28,6 +29,8 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
   const std::string_view rd = reduce ? reduce : "";
   const std::optional<ReduceAlgo> rdn = parse_reduce_name(rd);
   const std::optional<RootedAlgo> gn = parse_rooted_name(g), sn = parse_rooted_name(sc);
+  const std::string_view rs = reduce_scatter ? reduce_scatter : "";
+  const std::optional<ReduceScatterAlgo> rsn = parse_reduce_scatter_name(rs);
   if (!bn)
     s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
   else if (!cn)
@@ -44,8 +47,10 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
     s.error = fmt::format("MSTEP_GATHER='{}' is not mpi or pt2pt", g);
   else if (!sn)
     s.error = fmt::format("MSTEP_SCATTER='{}' is not mpi or pt2pt", sc);
+  else if (!rsn)
+    s.error = fmt::format("MSTEP_REDUCE_SCATTER='{}' is not mpi, recursive_halving, pairwise or pt2pt", rs);
   else
-    s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn,
+    s.reduce_scatter = *rsn, s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn,
     s.allreduce = *an, s.alltoall = *tn, s.gather = *gn, s.scatter = *sn, s.allgather = *agn, s.reduce = *rdn;
   return s;
 }

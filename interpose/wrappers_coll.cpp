@@ -1,5 +1,6 @@
 // Blocking collective wrappers: what each records is in coll_record.hpp. Barrier, Bcast,
-// Reduce, Allreduce, Alltoall(v), Allgather(v), Gather(v) and Scatter(v) go through libmstep's substitutes
+// Reduce, Allreduce, Alltoall(v), Allgather(v), Gather(v), Scatter(v) and Reduce_scatter(_block) go
+// through libmstep's substitutes
 // (interpose/substitute.hpp), which are MPICH's own unless asked.
 #include "interpose/coll_record.hpp"
 #include "interpose/substitute.hpp"
@@ -153,9 +154,9 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
 
 extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                                   MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  if (!g_recorder.active()) return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+  if (!g_recorder.active()) return g_substitutes.reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
   Event e = begin_event(Op::Reduce_scatter, MSTEP_CALLER);
-  const int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+  const int rc = g_substitutes.reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
   Coll k = finish_coll(e, comm);
   bytes_reduce_scatter(k, recvcounts, type);
   g_recorder.record(k.e);
@@ -164,10 +165,9 @@ extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int 
 
 extern "C" int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                                         MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  if (!g_recorder.active())
-    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+  if (!g_recorder.active()) return g_substitutes.reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
   Event e = begin_event(Op::Reduce_scatter_block, MSTEP_CALLER);
-  const int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+  const int rc = g_substitutes.reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
   Coll k = finish_coll(e, comm);
   bytes_reduce_scatter_block(k, recvcount, type);
   g_recorder.record(k.e);

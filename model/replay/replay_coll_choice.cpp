@@ -112,8 +112,19 @@ std::optional<LogGPSParams> recorded_loggps(const std::string& text) {
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
                                              std::string_view allreduce, std::string_view alltoall,
                                              std::string_view gather, std::string_view scatter,
-                                             std::string_view allgather, std::string_view reduce) {
+                                             std::string_view allgather, std::string_view reduce,
+                                             std::string_view reduce_scatter) {
   CollectiveSubstitutes s;
+  if (const auto r = parse_reduce_scatter_name(reduce_scatter)) {
+    switch (*r) {
+      case ReduceScatterAlgo::RecursiveHalving: s.reduce_scatter = CollAlgo::ReduceScatterRecHalving; break;
+      case ReduceScatterAlgo::Pairwise: s.reduce_scatter = CollAlgo::ReduceScatterPairwise; break;
+      case ReduceScatterAlgo::Pt2pt:
+        s.reduce_scatter = CollAlgo::ReduceScatterRecHalving, s.reduce_scatter_as_mpich = true;
+        break;
+      case ReduceScatterAlgo::Mpi: break;
+    }
+  }
   if (const auto r = parse_reduce_name(reduce)) {
     switch (*r) {
       case ReduceAlgo::Binomial: s.reduce = CollAlgo::ReduceBinomial; break;
@@ -174,7 +185,8 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
 CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
   CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute, meta.allreduce_substitute,
                                                    meta.alltoall_substitute, meta.gather_substitute, meta.scatter_substitute,
-                                                   meta.allgather_substitute, meta.reduce_substitute);
+                                                   meta.allgather_substitute, meta.reduce_substitute,
+                                                   meta.reduce_scatter_substitute);
   if (meta.barrier_substitute == "auto") {
     s.barrier = CollAlgo::BarrierDissemination;
     s.barrier_auto = true;
@@ -317,6 +329,12 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
     case Op::Reduce_scatter:
     case Op::Reduce_scatter_block:
       s.algo = total < kReduceScatterLongBytes ? CollAlgo::ReduceScatterRecHalving : CollAlgo::ReduceScatterPairwise;
+      // libmstep's substitute ran it (the blocking calls; a non-commutative operation ran MPICH's
+      // own, which the trace does not tell apart): MPICH's choice (pt2pt) or the one asked for.
+      if ((op == Op::Reduce_scatter || op == Op::Reduce_scatter_block) && subs.reduce_scatter != CollAlgo::Unsupported) {
+        if (!subs.reduce_scatter_as_mpich) s.algo = subs.reduce_scatter;
+        s.substitute = true;
+      }
       break;
     default: break;
   }

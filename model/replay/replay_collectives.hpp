@@ -97,10 +97,16 @@ struct CollectiveSubstitutes {
   // ReduceScatterGather; with reduce_as_mpich, MPICH's choice.
   CollAlgo reduce = CollAlgo::Unsupported;
   bool reduce_as_mpich = false;
+  // MSTEP_REDUCE_SCATTER: MPI_Reduce_scatter(_block) by libmstep
+  // (interpose/substitute_reduce_scatter.hpp): ReduceScatterRecHalving or ReduceScatterPairwise;
+  // with reduce_scatter_as_mpich, MPICH's choice.
+  CollAlgo reduce_scatter = CollAlgo::Unsupported;
+  bool reduce_scatter_as_mpich = false;
   bool any() const {
     return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded ||
            allreduce != CollAlgo::Unsupported || alltoall != CollAlgo::Unsupported || gather || scatter ||
-           allgather != CollAlgo::Unsupported || reduce != CollAlgo::Unsupported;
+           allgather != CollAlgo::Unsupported || reduce != CollAlgo::Unsupported ||
+           reduce_scatter != CollAlgo::Unsupported;
   }
 };
 
@@ -109,7 +115,8 @@ struct CollectiveSubstitutes {
 CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
                                              std::string_view allreduce = {}, std::string_view alltoall = {},
                                              std::string_view gather = {}, std::string_view scatter = {},
-                                             std::string_view allgather = {}, std::string_view reduce = {});
+                                             std::string_view allgather = {}, std::string_view reduce = {},
+                                             std::string_view reduce_scatter = {});
 CollectiveSubstitutes substitutes_of(const RunMeta& meta);
 
 // MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes). Broadcast's short-message

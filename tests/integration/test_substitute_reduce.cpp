@@ -1,7 +1,9 @@
 // Integration test: libmstep's MPI_Reduce over point-to-point messages (MSTEP_REDUCE;
 // interpose/substitute_reduce.hpp): MPICH's results byte for byte from every root
 // (allreduce_check reduce), exactly MPICH's algorithms' messages (pmpi_count_shim below libmstep on
-// collectives.c), charged by the report as they ran, and delayed by the apparatus.
+// collectives.c), charged by the report as they ran, and delayed by the apparatus; the same for
+// MPI_Reduce_scatter(_block) (MSTEP_REDUCE_SCATTER; interpose/substitute_reduce_scatter.hpp,
+// reduce_scatter_check).
 #include "harness.hpp"
 #include "substitute_support.hpp"
 
@@ -77,4 +79,79 @@ TEST_CASE("substitute reduce: the delay apparatus delays each of its messages", 
   const Result m = record(mpich, 2, {prog("allreduce_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
   check_recorded(m, 2);
   CHECK(reduce_s(mpich) < 0.5 * delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
+}
+
+// Runs alone ([report]): its pt2pt runs do without the yield shim (below), so their ranks spin.
+TEST_CASE("substitute reduce_scatter: MPICH's results to the byte, its algorithms' messages, charged as they ran",
+          "[report]") {
+  // reduce_scatter_check compares every case with MPICH's own, byte for byte: MPICH's choice at 3
+  // ranks (one folded in) and 4, its doubles not integral (the same partial sums in the same order
+  // give the same bits). Without the yield shim, which runs MPICH's blocking reduce-scatters as
+  // its nonblocking ones, whose schedules sum in other orders. Then each algorithm forced once
+  // (recursive halving at 3, pairwise at 4; integral doubles), under the shim.
+  for (int ranks : {3, 4}) {
+    INFO("MSTEP_REDUCE_SCATTER=pt2pt at " << ranks << " ranks");
+    const Result r = record(test_dir() / fmt_name("pt2pt", ranks), ranks, {prog("reduce_scatter_check")},
+                            {{"MSTEP_REDUCE_SCATTER", "pt2pt"}});
+    check_recorded(r, ranks);
+    CHECK(r.out.find("reduce_scatter_check: " + std::to_string(ranks) + " ranks, 288 cases: ok") != std::string::npos);
+  }
+  check_against_mpich("reduce_scatter_check", "MSTEP_REDUCE_SCATTER", "recursive_halving", 3, 288);
+  check_against_mpich("reduce_scatter_check", "MSTEP_REDUCE_SCATTER", "pairwise", 4, 288);
+  // collectives.c at 4 ranks: MPI_Reduce_scatter (blocks of r + 1 ints) and
+  // MPI_Reduce_scatter_block (2 ints) on WORLD and on each half (2 ranks). Recursive halving: 2
+  // Sendrecv rounds on 4 ranks, 1 on 2 (no block empty, nothing folded); pairwise: 3 and 1. So 6
+  // and 8 Sendrecvs on every rank, nothing else (the copies of MPI_INT vectors are memcpys).
+  const fs::path params = test_dir() / "reduce_scatter_params.json";
+  std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9, "s": null, "S": 1000})";
+  for (const auto& [algo, sendrecvs, name] :
+       {std::tuple{"pt2pt", 6L, "recursive halving"}, {"pairwise", 8L, "pairwise exchange"}}) {
+    INFO("MSTEP_REDUCE_SCATTER=" << algo);
+    const fs::path dir = test_dir() / (std::string("count_rs_") + algo);
+    const Result r = record(dir, 4, {prog("collectives")}, {{"LD_PRELOAD", kCountShim}, {"MSTEP_REDUCE_SCATTER", algo}});
+    check_recorded(r, 4);
+    const Counts each{0, 0, sendrecvs};
+    CHECK(counts_of(r.err) == std::map<int, Counts>{{0, each}, {1, each}, {2, each}, {3, each}});
+    CHECK(meta_of(dir).at("collectives").at("reduce_scatter") == algo);
+    const std::vector<std::string> algos = report_algorithms(dir, params);
+    const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
+    CHECK(has(std::string("MPI_Reduce_scatter: ") + name + " (libmstep's substitute for 4 ranks, 4 bytes; 1 call)"));
+    CHECK(has(std::string("MPI_Reduce_scatter_block: ") + name + " (libmstep's substitute for 2 ranks, 8 bytes; 2 calls)"));
+  }
+  {
+    INFO("a malformed setting: one line on rank 0's stderr, MPICH's own collectives run");
+    const fs::path dir = test_dir() / "reduce_scatter_bad";
+    const Result r =
+        record(dir, 2, {prog("collectives")}, {{"LD_PRELOAD", kCountShim}, {"MSTEP_REDUCE_SCATTER", "halving"}});
+    check_recorded(r, 2);
+    CHECK(lines_equal(r.err, "mstep: MSTEP_REDUCE_SCATTER='halving' is not mpi, recursive_halving, pairwise or pt2pt; "
+                             "MPICH's own collectives run") == 1);
+    for (const auto& [rank, k] : counts_of(r.err)) CHECK(k == Counts{});
+  }
+}
+
+TEST_CASE("substitute reduce_scatter: the delay apparatus delays each of its messages", "[report]") {
+  // MSTEP_DELAY_L=50us at 2 ranks: each MPI_Reduce_scatter_block is one exchange, whose message
+  // cannot complete before its send plus L; the two ranks' times a call add up to at least L
+  // (whichever came first waits for the other's message). MPICH's own are not delayed.
+  const auto calls_s = [](const fs::path& dir) {
+    const Stats s = stats(dir);
+    double sum = 0;
+    for (const json& rank : s.j.at("per_rank")) {
+      CHECK(rank.at("calls").at("MPI_Reduce_scatter_block").get<int>() == 50);
+      sum += rank.at("time_s").at("MPI_Reduce_scatter_block").get<double>();
+    }
+    return sum;
+  };
+  const fs::path dir = test_dir() / "reduce_scatter_delayed";
+  const Result r = record(dir, 2, {prog("reduce_scatter_check"), "loop", "50"},
+                          {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_REDUCE_SCATTER", "pt2pt"}});
+  check_recorded(r, 2);
+  CHECK(r.out.find("reduce_scatter_check: 2 ranks, 50 calls: ok") != std::string::npos);
+  const double delayed = calls_s(dir);
+  CHECK(delayed >= 0.95 * 50e-6 * 50);
+  const fs::path mpich = test_dir() / "reduce_scatter_undelayed";
+  const Result m = record(mpich, 2, {prog("reduce_scatter_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
+  check_recorded(m, 2);
+  CHECK(calls_s(mpich) < 0.5 * delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
 }

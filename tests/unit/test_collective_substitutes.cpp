@@ -45,6 +45,12 @@ TEST_CASE("substitute names: every name reads back as written", "[substitute]") 
   CHECK(*parse_allgather_name("") == AllgatherAlgo::Mpi);
   CHECK(*parse_reduce_name("") == ReduceAlgo::Mpi);
   CHECK(*parse_rooted_name("") == RootedAlgo::Mpi);
+  for (const char* name : {"mpi", "recursive_halving", "pairwise", "pt2pt"}) {
+    const auto r = parse_reduce_scatter_name(name);
+    REQUIRE(r);
+    CHECK(std::string(reduce_scatter_name(*r)) == name);
+  }
+  CHECK(*parse_reduce_scatter_name("") == ReduceScatterAlgo::Mpi);
 }
 
 TEST_CASE("substitute names: what is not in the grammar", "[substitute]") {
@@ -55,4 +61,6 @@ TEST_CASE("substitute names: what is not in the grammar", "[substitute]") {
   for (const char* name : {"auto", "rd", "scattered", "Ring"}) CHECK_FALSE(parse_allgather_name(name));
   for (const char* name : {"rabenseifner", "tree", "Binomial"}) CHECK_FALSE(parse_reduce_name(name));
   for (const char* name : {"binomial", "linear", "PT2PT", " pt2pt"}) CHECK_FALSE(parse_rooted_name(name));
+  for (const char* name : {"halving", "recursive_doubling", "Pairwise", "noncommutative"})
+    CHECK_FALSE(parse_reduce_scatter_name(name));
 }

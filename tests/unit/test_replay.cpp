@@ -558,6 +558,28 @@ TEST_CASE("Rabenseifner's MPI_Reduce to a folded root: the root takes newrank 0'
   CHECK(program(2) == std::vector<T>{{false, 0, 2048}, {true, 0, 2048}, {true, 1, 2048}});
 }
 
+TEST_CASE("MSTEP_REDUCE_SCATTER: MPI_Reduce_scatter(_block) charged as libmstep's substitute ran it", "[replay]") {
+  const auto subs = [](const char* algo) { return substitutes_from_names("", "", "", "", "", "", "", "", algo); };
+  // pt2pt: MPICH's choice, as a substitute: recursive halving below 512 KiB in all, else pairwise.
+  for (const Op op : {Op::Reduce_scatter, Op::Reduce_scatter_block}) {
+    CHECK(choose_collective(op, 4, 0, 8, subs("pt2pt")).algo == CollAlgo::ReduceScatterRecHalving);
+    CHECK(choose_collective(op, 4, 0, 8, subs("pt2pt")).substitute);
+    CHECK(choose_collective(op, 4, 0, 131072, subs("pt2pt")).algo == CollAlgo::ReduceScatterPairwise);
+    CHECK(choose_collective(op, 3, 0, 131072, subs("pt2pt")).algo == CollAlgo::ReduceScatterRecHalving);
+    // The one asked for, whatever the size.
+    CHECK(choose_collective(op, 4, 0, 8, subs("pairwise")).algo == CollAlgo::ReduceScatterPairwise);
+    CHECK(choose_collective(op, 4, 0, 1 << 20, subs("recursive_halving")).algo == CollAlgo::ReduceScatterRecHalving);
+    CHECK(choose_collective(op, 4, 0, 1 << 20, subs("recursive_halving")).substitute);
+    CHECK_FALSE(choose_collective(op, 4, 0, 8, subs("mpi")).substitute);
+  }
+  // The nonblocking calls stay MPICH's; so do the other collectives.
+  CHECK_FALSE(choose_collective(Op::Ireduce_scatter, 4, 0, 8, subs("pt2pt")).substitute);
+  CHECK_FALSE(choose_collective(Op::Ireduce_scatter_block, 4, 0, 8, subs("pt2pt")).substitute);
+  CHECK_FALSE(choose_collective(Op::Reduce, 4, 0, 8, subs("pt2pt")).substitute);
+  CHECK(subs("pairwise").any());
+  CHECK_FALSE(subs("halving").any());
+}
+
 TEST_CASE("MPI_Allgatherv's ring sends a block over 32 KiB in chunks of 32 KiB, as MPICH's", "[replay]") {
   // 3 ranks, blocks of 80 000 bytes (240 000 in all: the ring): each block in 32 768, 32 768 and
   // 14 464 bytes, two blocks a member: 6 rounds of a Sendrecv to me + 1 from me - 1. MPI_Allgather's

@@ -50,7 +50,7 @@ struct SensitivityOptions {
 constexpr std::pair<const char*, const char*> kCollectiveSubstitutes[] = {
     {"MSTEP_BARRIER", "dissemination"}, {"MSTEP_BCAST", "binomial"}, {"MSTEP_ALLREDUCE", "pt2pt"},
     {"MSTEP_ALLTOALL", "pt2pt"}, {"MSTEP_ALLGATHER", "pt2pt"}, {"MSTEP_REDUCE", "pt2pt"}, {"MSTEP_GATHER", "pt2pt"},
-    {"MSTEP_SCATTER", "pt2pt"}};
+    {"MSTEP_SCATTER", "pt2pt"}, {"MSTEP_REDUCE_SCATTER", "pt2pt"}};
 
 // The substitutes this study sets (name, value), from the options and the environment.
 std::vector<std::pair<std::string, std::string>> substitutes_to_set(const SensitivityOptions& o) {
@@ -235,13 +235,15 @@ void run_sensitivity(const SensitivityOptions& o) {
                                  ((e.op == Op::Allgather || e.op == Op::Allgatherv) && !meta.allgather_substitute.empty()) ||
                                  (e.op == Op::Reduce && !meta.reduce_substitute.empty()) ||
                                  ((e.op == Op::Gather || e.op == Op::Gatherv) && !meta.gather_substitute.empty()) ||
-                                 ((e.op == Op::Scatter || e.op == Op::Scatterv) && !meta.scatter_substitute.empty());
+                                 ((e.op == Op::Scatter || e.op == Op::Scatterv) && !meta.scatter_substitute.empty()) ||
+                                 ((e.op == Op::Reduce_scatter || e.op == Op::Reduce_scatter_block) &&
+                                  !meta.reduce_scatter_substitute.empty());
         collectives += !substituted;
       }
   if (collectives > 0)
     notes.push_back(fmt::format(
         "{} collective call{} (all ranks) ran MPICH's own algorithm, which the apparatus does not delay (libmstep's "
-        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v), MPI_Allgather(v), MPI_Gather(v) and MPI_Scatter(v) it does), where the raised models charge their "
+        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v), MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v) and MPI_Reduce_scatter(_block) with a commutative operation it does), where the raised models charge their "
         "messages too: there the predicted slowdown is not the apparatus's",
         collectives, collectives == 1 ? "" : "s"));
   std::string substituted;
@@ -331,7 +333,7 @@ void add_sensitivity(CLI::App& app) {
   cmd->add_flag("-f,--force", o->force, "Replace the runs of an earlier sensitivity study in the directory");
   cmd->add_flag("--mpich-collectives", o->mpich_collectives,
                 "Keep MPICH's own MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v), MPI_Allgather(v), "
-                "MPI_Gather(v) and MPI_Scatter(v), which the apparatus "
+                "MPI_Gather(v), MPI_Scatter(v) and MPI_Reduce_scatter(_block), which the apparatus "
                 "does not delay "
                 "(default: libmstep's point-to-point substitutes in every run)");
   cmd->add_option("command", o->command, "The program after --, e.g. -- mpiexec.mpich -n 2 ./app");
