@@ -1,8 +1,60 @@
 #include "format/collective_substitutes.hpp"
 
+#include <array>
+
 #include <fmt/format.h>
 
 namespace mstep {
+
+namespace {
+
+// Each algorithm's name at its enumerator's value ("mpi", 0, first: the empty name is "mpi" too).
+constexpr std::array<const char*, 5> kBcastNames{"mpi", "flat", "binomial", "esssp", "auto"};
+constexpr std::array<const char*, 4> kAllreduceNames{"mpi", "recursive_doubling", "reduce_scatter_allgather", "pt2pt"};
+constexpr std::array<const char*, 5> kAlltoallNames{"mpi", "bruck", "scattered", "pairwise", "pt2pt"};
+constexpr std::array<const char*, 5> kAllgatherNames{"mpi", "recursive_doubling", "bruck", "ring", "pt2pt"};
+constexpr std::array<const char*, 4> kReduceNames{"mpi", "binomial", "reduce_scatter_gather", "pt2pt"};
+constexpr std::array<const char*, 2> kRootedNames{"mpi", "pt2pt"};
+constexpr std::array<const char*, 4> kReduceScatterNames{"mpi", "recursive_halving", "pairwise", "pt2pt"};
+static_assert(static_cast<std::size_t>(BcastAlgo::Auto) + 1 == kBcastNames.size());
+static_assert(static_cast<std::size_t>(AllreduceAlgo::Pt2pt) + 1 == kAllreduceNames.size());
+static_assert(static_cast<std::size_t>(AlltoallAlgo::Pt2pt) + 1 == kAlltoallNames.size());
+static_assert(static_cast<std::size_t>(AllgatherAlgo::Pt2pt) + 1 == kAllgatherNames.size());
+static_assert(static_cast<std::size_t>(ReduceAlgo::Pt2pt) + 1 == kReduceNames.size());
+static_assert(static_cast<std::size_t>(RootedAlgo::Pt2pt) + 1 == kRootedNames.size());
+static_assert(static_cast<std::size_t>(ReduceScatterAlgo::Pt2pt) + 1 == kReduceScatterNames.size());
+
+template <class Algo, std::size_t N>
+std::optional<Algo> parse_in(const std::array<const char*, N>& names, std::string_view name) {
+  if (name.empty()) return Algo{};
+  for (std::size_t i = 0; i < N; ++i)
+    if (name == names[i]) return static_cast<Algo>(i);
+  return std::nullopt;
+}
+
+template <class Algo, std::size_t N>
+const char* name_in(const std::array<const char*, N>& names, Algo a) {
+  const auto i = static_cast<std::size_t>(a);
+  return i < N ? names[i] : "mpi";
+}
+
+}  // namespace
+
+std::optional<BcastAlgo> parse_bcast_name(std::string_view name) { return parse_in<BcastAlgo>(kBcastNames, name); }
+std::optional<AllreduceAlgo> parse_allreduce_name(std::string_view name) {
+  return parse_in<AllreduceAlgo>(kAllreduceNames, name);
+}
+std::optional<AlltoallAlgo> parse_alltoall_name(std::string_view name) {
+  return parse_in<AlltoallAlgo>(kAlltoallNames, name);
+}
+std::optional<AllgatherAlgo> parse_allgather_name(std::string_view name) {
+  return parse_in<AllgatherAlgo>(kAllgatherNames, name);
+}
+std::optional<ReduceAlgo> parse_reduce_name(std::string_view name) { return parse_in<ReduceAlgo>(kReduceNames, name); }
+std::optional<RootedAlgo> parse_rooted_name(std::string_view name) { return parse_in<RootedAlgo>(kRootedNames, name); }
+std::optional<ReduceScatterAlgo> parse_reduce_scatter_name(std::string_view name) {
+  return parse_in<ReduceScatterAlgo>(kReduceScatterNames, name);
+}
 
 std::optional<BarrierName> parse_barrier_name(std::string_view name) {
   if (name.empty() || name == "mpi") return BarrierName{BarrierAlgo::Mpi, 0};
@@ -22,63 +74,6 @@ std::optional<BarrierName> parse_barrier_name(std::string_view name) {
   return BarrierName{BarrierAlgo::Tree, v};
 }
 
-std::optional<BcastAlgo> parse_bcast_name(std::string_view name) {
-  if (name.empty() || name == "mpi") return BcastAlgo::Mpi;
-  if (name == "flat") return BcastAlgo::Flat;
-  if (name == "binomial") return BcastAlgo::Binomial;
-  if (name == "esssp") return BcastAlgo::Esssp;
-  if (name == "auto") return BcastAlgo::Auto;
-  return std::nullopt;
-}
-
-std::optional<AllreduceAlgo> parse_allreduce_name(std::string_view name) {
-  if (name.empty() || name == "mpi") return AllreduceAlgo::Mpi;
-  if (name == "recursive_doubling") return AllreduceAlgo::RecursiveDoubling;
-  if (name == "reduce_scatter_allgather") return AllreduceAlgo::ReduceScatterAllgather;
-  if (name == "pt2pt") return AllreduceAlgo::Pt2pt;
-  return std::nullopt;
-}
-
-std::optional<AlltoallAlgo> parse_alltoall_name(std::string_view name) {
-  if (name.empty() || name == "mpi") return AlltoallAlgo::Mpi;
-  if (name == "bruck") return AlltoallAlgo::Bruck;
-  if (name == "scattered") return AlltoallAlgo::Scattered;
-  if (name == "pairwise") return AlltoallAlgo::Pairwise;
-  if (name == "pt2pt") return AlltoallAlgo::Pt2pt;
-  return std::nullopt;
-}
-
-std::optional<AllgatherAlgo> parse_allgather_name(std::string_view name) {
-  if (name.empty() || name == "mpi") return AllgatherAlgo::Mpi;
-  if (name == "recursive_doubling") return AllgatherAlgo::RecursiveDoubling;
-  if (name == "bruck") return AllgatherAlgo::Bruck;
-  if (name == "ring") return AllgatherAlgo::Ring;
-  if (name == "pt2pt") return AllgatherAlgo::Pt2pt;
-  return std::nullopt;
-}
-
-std::optional<ReduceAlgo> parse_reduce_name(std::string_view name) {
-  if (name.empty() || name == "mpi") return ReduceAlgo::Mpi;
-  if (name == "binomial") return ReduceAlgo::Binomial;
-  if (name == "reduce_scatter_gather") return ReduceAlgo::ReduceScatterGather;
-  if (name == "pt2pt") return ReduceAlgo::Pt2pt;
-  return std::nullopt;
-}
-
-std::optional<RootedAlgo> parse_rooted_name(std::string_view name) {
-  if (name.empty() || name == "mpi") return RootedAlgo::Mpi;
-  if (name == "pt2pt") return RootedAlgo::Pt2pt;
-  return std::nullopt;
-}
-
-std::optional<ReduceScatterAlgo> parse_reduce_scatter_name(std::string_view name) {
-  if (name.empty() || name == "mpi") return ReduceScatterAlgo::Mpi;
-  if (name == "recursive_halving") return ReduceScatterAlgo::RecursiveHalving;
-  if (name == "pairwise") return ReduceScatterAlgo::Pairwise;
-  if (name == "pt2pt") return ReduceScatterAlgo::Pt2pt;
-  return std::nullopt;
-}
-
 std::string barrier_name(BarrierName b) {
   switch (b.algo) {
     case BarrierAlgo::Mpi: return "mpi";
@@ -90,69 +85,12 @@ std::string barrier_name(BarrierName b) {
   return "mpi";
 }
 
-const char* bcast_name(BcastAlgo a) {
-  switch (a) {
-    case BcastAlgo::Mpi: return "mpi";
-    case BcastAlgo::Flat: return "flat";
-    case BcastAlgo::Binomial: return "binomial";
-    case BcastAlgo::Esssp: return "esssp";
-    case BcastAlgo::Auto: return "auto";
-  }
-  return "mpi";
-}
-
-const char* allreduce_name(AllreduceAlgo a) {
-  switch (a) {
-    case AllreduceAlgo::Mpi: return "mpi";
-    case AllreduceAlgo::RecursiveDoubling: return "recursive_doubling";
-    case AllreduceAlgo::ReduceScatterAllgather: return "reduce_scatter_allgather";
-    case AllreduceAlgo::Pt2pt: return "pt2pt";
-  }
-  return "mpi";
-}
-
-const char* alltoall_name(AlltoallAlgo a) {
-  switch (a) {
-    case AlltoallAlgo::Mpi: return "mpi";
-    case AlltoallAlgo::Bruck: return "bruck";
-    case AlltoallAlgo::Scattered: return "scattered";
-    case AlltoallAlgo::Pairwise: return "pairwise";
-    case AlltoallAlgo::Pt2pt: return "pt2pt";
-  }
-  return "mpi";
-}
-
-const char* allgather_name(AllgatherAlgo a) {
-  switch (a) {
-    case AllgatherAlgo::Mpi: return "mpi";
-    case AllgatherAlgo::RecursiveDoubling: return "recursive_doubling";
-    case AllgatherAlgo::Bruck: return "bruck";
-    case AllgatherAlgo::Ring: return "ring";
-    case AllgatherAlgo::Pt2pt: return "pt2pt";
-  }
-  return "mpi";
-}
-
-const char* reduce_name(ReduceAlgo a) {
-  switch (a) {
-    case ReduceAlgo::Mpi: return "mpi";
-    case ReduceAlgo::Binomial: return "binomial";
-    case ReduceAlgo::ReduceScatterGather: return "reduce_scatter_gather";
-    case ReduceAlgo::Pt2pt: return "pt2pt";
-  }
-  return "mpi";
-}
-
-const char* rooted_name(RootedAlgo a) { return a == RootedAlgo::Pt2pt ? "pt2pt" : "mpi"; }
-
-const char* reduce_scatter_name(ReduceScatterAlgo a) {
-  switch (a) {
-    case ReduceScatterAlgo::Mpi: return "mpi";
-    case ReduceScatterAlgo::RecursiveHalving: return "recursive_halving";
-    case ReduceScatterAlgo::Pairwise: return "pairwise";
-    case ReduceScatterAlgo::Pt2pt: return "pt2pt";
-  }
-  return "mpi";
-}
+const char* bcast_name(BcastAlgo a) { return name_in(kBcastNames, a); }
+const char* allreduce_name(AllreduceAlgo a) { return name_in(kAllreduceNames, a); }
+const char* alltoall_name(AlltoallAlgo a) { return name_in(kAlltoallNames, a); }
+const char* allgather_name(AllgatherAlgo a) { return name_in(kAllgatherNames, a); }
+const char* reduce_name(ReduceAlgo a) { return name_in(kReduceNames, a); }
+const char* rooted_name(RootedAlgo a) { return name_in(kRootedNames, a); }
+const char* reduce_scatter_name(ReduceScatterAlgo a) { return name_in(kReduceScatterNames, a); }
 
 }  // namespace mstep
