@@ -12,9 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "coll_check.h"
 
-static int g_cases = 0;
 
 static void run_case(MPI_Comm comm, int scount, MPI_Datatype stype, size_t sblock, int rcount, MPI_Datatype rtype,
                      size_t rblock, int in_place) {
@@ -128,23 +127,14 @@ int main(int argc, char** argv) {
       for (int j = 0; j < size; ++j) CHECK(all[j] == 1000 * j + k);
     }
     free(all);
-    if (g_rank == 0 && g_errors == 0) printf("allgather_check: %d ranks, %d calls: ok\n", size, calls);
-    MPI_Finalize();
-    return g_errors ? 1 : 0;
+    return finish_loop("allgather_check", size, calls);
   }
-  MPI_Datatype every_other;
-  /* one int, then a hole of one int: extent 8, 4 bytes of data */
-  MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every_other);
-  MPI_Type_commit(&every_other);
+  MPI_Datatype every_other = every_other_int();
   cases_on(MPI_COMM_WORLD, every_other);
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &half);
   cases_on(half, every_other);
   MPI_Comm_free(&half);
   MPI_Type_free(&every_other);
-  int bad = 0;
-  MPI_Allreduce(&g_errors, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0 && bad == 0) printf("allgather_check: %d ranks, %d cases: ok\n", size, g_cases);
-  MPI_Finalize();
-  return g_errors ? 1 : 0;
+  return finish_cases("allgather_check", size);
 }

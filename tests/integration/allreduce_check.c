@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "coll_check.h"
 
 enum { kModulus = 65521 };
 
@@ -31,16 +31,6 @@ static void compose(void* in, void* inout, int* len, MPI_Datatype* type) {
   }
 }
 
-/* Sum of ints one every two (the resized type below): a user operation, since MPI's own are not
- * defined on derived types; commutative. */
-static void add_every_other(void* in, void* inout, int* len, MPI_Datatype* type) {
-  (void)type;
-  const int* x = in;
-  int* y = inout;
-  for (int i = 0; i < *len; ++i) y[2 * i] += x[2 * i];
-}
-
-static int g_cases = 0;
 static int g_root = -1; /* MPI_Reduce's root; -1: MPI_Allreduce */
 static int g_substituted = 0; /* MSTEP_REDUCE set to other than mpi */
 
@@ -128,9 +118,7 @@ int main(int argc, char** argv) {
       CHECK_RC(MPI_Bcast(&sum, 1, MPI_INT, 0, MPI_COMM_WORLD));
       CHECK(sum == size * (size - 1) / 2 + size * k);
     }
-    if (g_rank == 0 && g_errors == 0) printf("allreduce_check: %d ranks, %d calls: ok\n", size, calls);
-    MPI_Finalize();
-    return g_errors ? 1 : 0;
+    return finish_loop("allreduce_check", size, calls);
   }
   const char* setting = getenv("MSTEP_REDUCE");
   g_substituted = setting && *setting && strcmp(setting, "mpi") != 0;
@@ -140,12 +128,9 @@ int main(int argc, char** argv) {
   MPI_Op affine, strided_sum;
   MPI_Op_create(compose, 0, &affine);
   MPI_Op_create(add_every_other, 1, &strided_sum);
-  MPI_Datatype pair, every_other;
+  MPI_Datatype pair, every_other = every_other_int();
   MPI_Type_contiguous(2, MPI_INT, &pair);
   MPI_Type_commit(&pair);
-  /* one int, then a hole of one int: extent 8, 4 bytes of data */
-  MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every_other);
-  MPI_Type_commit(&every_other);
   cases_on(MPI_COMM_WORLD, affine, strided_sum, pair, every_other, reduce);
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &half);
@@ -155,9 +140,5 @@ int main(int argc, char** argv) {
   MPI_Type_free(&every_other);
   MPI_Op_free(&affine);
   MPI_Op_free(&strided_sum);
-  int bad = 0;
-  MPI_Allreduce(&g_errors, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0 && bad == 0) printf("allreduce_check: %d ranks, %d cases: ok\n", size, g_cases);
-  MPI_Finalize();
-  return g_errors ? 1 : 0;
+  return finish_cases("allreduce_check", size);
 }

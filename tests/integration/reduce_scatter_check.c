@@ -16,20 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "coll_check.h"
 
-static int g_cases = 0;
 static int g_substituted = 0; /* MSTEP_REDUCE_SCATTER set to other than mpi */
 static int g_forced = 0;      /* ... to an algorithm, not MPICH's choice (pt2pt) */
 static MPI_Op g_skewed;       /* the non-commutative operation: MPICH's own runs it */
-
-/* Sum of ints one every two (the resized type below): commutative. */
-static void add_every_other(void* in, void* inout, int* len, MPI_Datatype* type) {
-  (void)type;
-  const int* x = in;
-  int* y = inout;
-  for (int i = 0; i < *len; ++i) y[2 * i] += x[2 * i];
-}
 
 /* x, y -> 2 y - x: not commutative. */
 static void skew(void* in, void* inout, int* len, MPI_Datatype* type) {
@@ -125,13 +116,9 @@ int main(int argc, char** argv) {
       CHECK(out == 1000 * (size * (size - 1) / 2) + size * (g_rank + k));
     }
     free(in);
-    if (g_rank == 0 && g_errors == 0) printf("reduce_scatter_check: %d ranks, %d calls: ok\n", size, calls);
-    MPI_Finalize();
-    return g_errors ? 1 : 0;
+    return finish_loop("reduce_scatter_check", size, calls);
   }
-  MPI_Datatype every_other;
-  MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every_other);
-  MPI_Type_commit(&every_other);
+  MPI_Datatype every_other = every_other_int();
   MPI_Op user_sum, skewed;
   MPI_Op_create(add_every_other, 1, &user_sum);
   MPI_Op_create(skew, 0, &skewed);
@@ -147,9 +134,5 @@ int main(int argc, char** argv) {
   MPI_Op_free(&user_sum);
   MPI_Op_free(&skewed);
   MPI_Type_free(&every_other);
-  int bad = 0;
-  MPI_Allreduce(&g_errors, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0 && bad == 0) printf("reduce_scatter_check: %d ranks, %d cases: ok\n", size, g_cases);
-  MPI_Finalize();
-  return g_errors ? 1 : 0;
+  return finish_cases("reduce_scatter_check", size);
 }

@@ -14,9 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "coll_check.h"
 
-static int g_cases = 0;
 
 static void fill(char* buf, size_t bytes, int seed) {
   for (size_t i = 0; i < bytes; ++i) buf[i] = (char)(i * 7 + (size_t)seed * 31 + 1);
@@ -174,23 +173,14 @@ int main(int argc, char** argv) {
       CHECK(back == mine + 1);
     }
     free(all);
-    if (g_rank == 0 && g_errors == 0) printf("rooted_check: %d ranks, %d calls: ok\n", size, calls);
-    MPI_Finalize();
-    return g_errors ? 1 : 0;
+    return finish_loop("rooted_check", size, calls);
   }
-  MPI_Datatype every_other;
-  /* one int, then a hole of one int: extent 8, 4 bytes of data */
-  MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every_other);
-  MPI_Type_commit(&every_other);
+  MPI_Datatype every_other = every_other_int();
   cases_on(MPI_COMM_WORLD, every_other);
   MPI_Comm half;
   MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &half);
   cases_on(half, every_other);
   MPI_Comm_free(&half);
   MPI_Type_free(&every_other);
-  int bad = 0;
-  MPI_Allreduce(&g_errors, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0 && bad == 0) printf("rooted_check: %d ranks, %d cases: ok\n", size, g_cases);
-  MPI_Finalize();
-  return g_errors ? 1 : 0;
+  return finish_cases("rooted_check", size);
 }
