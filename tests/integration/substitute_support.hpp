@@ -1,6 +1,7 @@
 // Helpers of the substitute collectives' integration tests (test_substitute.cpp,
-// test_substitute_gathers.cpp): the count shim's lines, meta.json, the report's charged
-// algorithms, and a test program's byte-for-byte comparison with MPICH's own collective.
+// test_substitute_gathers.cpp, test_substitute_reduce.cpp): the count shim's lines, meta.json, the
+// report's charged algorithms, a test program's byte-for-byte comparison with MPICH's own
+// collective, and the delayed and undelayed runs of a delay test.
 #pragma once
 
 #include "harness.hpp"
@@ -55,6 +56,39 @@ inline void check_against_mpich(const char* program, const char* setting, const 
   check_recorded(r, ranks);
   CHECK(r.out.find(std::string(program) + ": " + std::to_string(ranks) + " ranks, " + std::to_string(cases) +
                    " cases: ok") != std::string::npos);
+}
+
+// The substitutes' delay tests: `program loop 50` at 2 ranks under MSTEP_DELAY_L=50us, once with
+// `substitutes` set (in test_dir()/NAME_delayed; it must print "PROGRAM: 2 ranks, 50 calls: ok")
+// and once without (NAME_undelayed: MPICH's own, which the apparatus does not delay). Each run's
+// seconds in `op`, summed over the world ranks `ranks`, each of which made 50 calls.
+struct DelayedRuns {
+  double delayed = 0, mpich = 0;
+};
+inline DelayedRuns delayed_and_mpich(const std::string& name, const char* program, const char* op,
+                                     const std::vector<int>& ranks, Env substitutes) {
+  const auto seconds = [&](const fs::path& dir) {
+    const Stats s = stats(dir);
+    double sum = 0;
+    for (const int r : ranks) {
+      const json& rank = s.j.at("per_rank").at(r);
+      CHECK(rank.at("calls").at(op).get<int>() == 50);
+      sum += rank.at("time_s").at(op).get<double>();
+    }
+    return sum;
+  };
+  DelayedRuns t;
+  const fs::path dir = test_dir() / (name + "_delayed");
+  substitutes.emplace_back("MSTEP_DELAY_L", "50us");
+  const Result r = record(dir, 2, {prog(program), "loop", "50"}, substitutes);
+  check_recorded(r, 2);
+  CHECK(r.out.find(std::string(program) + ": 2 ranks, 50 calls: ok") != std::string::npos);
+  t.delayed = seconds(dir);
+  const fs::path mpich = test_dir() / (name + "_undelayed");
+  const Result m = record(mpich, 2, {prog(program), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
+  check_recorded(m, 2);
+  t.mpich = seconds(mpich);
+  return t;
 }
 
 // How many of `err`'s lines are `line` exactly.

@@ -331,24 +331,10 @@ TEST_CASE("substitute alltoall: MPICH's results to the byte, its algorithms' mes
 TEST_CASE("substitute alltoall: the delay apparatus delays each of its messages") {
   // MSTEP_DELAY_L=50us at 2 ranks, 50 calls: as for the allreduce below, the two ranks' Alltoall
   // times add up to at least L a call (5% left for the clock offset); MPICH's own is not delayed.
-  const auto alltoall_s = [](const fs::path& dir) {
-    const Stats s = stats(dir);
-    double sum = 0;
-    for (const json& rank : s.j.at("per_rank")) {
-      CHECK(rank.at("calls").at("MPI_Alltoall").get<int>() == 50);
-      sum += rank.at("time_s").at("MPI_Alltoall").get<double>();
-    }
-    return sum;
-  };
-  const fs::path dir = test_dir() / "alltoall_delayed";
-  const Result r = record(dir, 2, {prog("alltoall_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_ALLTOALL", "pt2pt"}});
-  check_recorded(r, 2);
-  CHECK(r.out.find("alltoall_check: 2 ranks, 50 calls: ok") != std::string::npos);
-  CHECK(alltoall_s(dir) >= 0.95 * 50e-6 * 50);
-  const fs::path mpich = test_dir() / "alltoall_undelayed";
-  const Result m = record(mpich, 2, {prog("alltoall_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_ALLTOALL", "mpi"}});
-  check_recorded(m, 2);
-  CHECK(alltoall_s(mpich) < 0.5 * 50e-6 * 50);
+  const DelayedRuns t = delayed_and_mpich("alltoall", "alltoall_check", "MPI_Alltoall", {0, 1},
+                                          {{"MSTEP_ALLTOALL", "pt2pt"}});
+  CHECK(t.delayed >= 0.95 * 50e-6 * 50);
+  CHECK(t.mpich < 0.5 * 50e-6 * 50);
 }
 
 TEST_CASE("substitute allreduce: the delay apparatus delays each of its messages") {

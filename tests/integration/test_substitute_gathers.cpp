@@ -73,23 +73,10 @@ TEST_CASE("substitute gather and scatter: the delay apparatus delays each of the
   // send plus L, and reaches rank 0 no earlier than its own send plus L; so rank 0 waits about 2 L
   // in each gather but the first. Asked: at least L a call (5% left for the clock offset). MPICH's
   // own are not delayed.
-  const auto gather_s = [](const fs::path& dir) {
-    const Stats s = stats(dir);
-    const json& rank0 = s.j.at("per_rank").at(0);
-    CHECK(rank0.at("calls").at("MPI_Gather").get<int>() == 50);
-    return rank0.at("time_s").at("MPI_Gather").get<double>();
-  };
-  const fs::path dir = test_dir() / "rooted_delayed";
-  const Result r = record(dir, 2, {prog("rooted_check"), "loop", "50"},
-                          {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_GATHER", "pt2pt"}, {"MSTEP_SCATTER", "pt2pt"}});
-  check_recorded(r, 2);
-  CHECK(r.out.find("rooted_check: 2 ranks, 50 calls: ok") != std::string::npos);
-  const double delayed = gather_s(dir);
-  CHECK(delayed >= 0.95 * 50e-6 * 50);
-  const fs::path mpich = test_dir() / "rooted_undelayed";
-  const Result m = record(mpich, 2, {prog("rooted_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
-  check_recorded(m, 2);
-  CHECK(gather_s(mpich) < 0.5 * delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
+  const DelayedRuns t = delayed_and_mpich("rooted", "rooted_check", "MPI_Gather", {0},
+                                          {{"MSTEP_GATHER", "pt2pt"}, {"MSTEP_SCATTER", "pt2pt"}});
+  CHECK(t.delayed >= 0.95 * 50e-6 * 50);
+  CHECK(t.mpich < 0.5 * t.delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
 }
 
 TEST_CASE("substitute allgather: MPICH's results to the byte, its algorithms' messages, charged as they ran", "[report]") {
@@ -129,24 +116,9 @@ TEST_CASE("substitute allgather: MPICH's results to the byte, its algorithms' me
   }
   {
     INFO("the delay apparatus: at 2 ranks each call is an exchange, so the two ranks' times add up to at least L");
-    const auto allgather_s = [](const fs::path& dir) {
-      const Stats s = stats(dir);
-      double sum = 0;
-      for (const json& rank : s.j.at("per_rank")) {
-        CHECK(rank.at("calls").at("MPI_Allgather").get<int>() == 50);
-        sum += rank.at("time_s").at("MPI_Allgather").get<double>();
-      }
-      return sum;
-    };
-    const fs::path dir = test_dir() / "allgather_delayed";
-    const Result r = record(dir, 2, {prog("allgather_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_ALLGATHER", "pt2pt"}});
-    check_recorded(r, 2);
-    CHECK(r.out.find("allgather_check: 2 ranks, 50 calls: ok") != std::string::npos);
-    const double delayed = allgather_s(dir);
-    CHECK(delayed >= 0.95 * 50e-6 * 50);
-    const fs::path mpich = test_dir() / "allgather_undelayed";
-    const Result m = record(mpich, 2, {prog("allgather_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
-    check_recorded(m, 2);
-    CHECK(allgather_s(mpich) < 0.5 * delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
+    const DelayedRuns t = delayed_and_mpich("allgather", "allgather_check", "MPI_Allgather", {0, 1},
+                                            {{"MSTEP_ALLGATHER", "pt2pt"}});
+    CHECK(t.delayed >= 0.95 * 50e-6 * 50);
+    CHECK(t.mpich < 0.5 * t.delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
   }
 }

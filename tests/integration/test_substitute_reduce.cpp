@@ -62,23 +62,10 @@ TEST_CASE("substitute reduce: the delay apparatus delays each of its messages", 
   // no earlier than its send plus L, and reaches rank 0 no earlier than its own send plus L; so rank
   // 0 waits about 2 L in each reduce but the first. Asked: at least L a call (5% left for the clock
   // offset). MPICH's own are not delayed.
-  const auto reduce_s = [](const fs::path& dir) {
-    const Stats s = stats(dir);
-    const json& rank0 = s.j.at("per_rank").at(0);
-    CHECK(rank0.at("calls").at("MPI_Reduce").get<int>() == 50);
-    return rank0.at("time_s").at("MPI_Reduce").get<double>();
-  };
-  const fs::path dir = test_dir() / "reduce_delayed";
-  const Result r = record(dir, 2, {prog("allreduce_check"), "loop", "50"},
-                          {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_REDUCE", "pt2pt"}, {"MSTEP_BCAST", "binomial"}});
-  check_recorded(r, 2);
-  CHECK(r.out.find("allreduce_check: 2 ranks, 50 calls: ok") != std::string::npos);
-  const double delayed = reduce_s(dir);
-  CHECK(delayed >= 0.95 * 50e-6 * 50);
-  const fs::path mpich = test_dir() / "reduce_undelayed";
-  const Result m = record(mpich, 2, {prog("allreduce_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
-  check_recorded(m, 2);
-  CHECK(reduce_s(mpich) < 0.5 * delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
+  const DelayedRuns t = delayed_and_mpich("reduce", "allreduce_check", "MPI_Reduce", {0},
+                                          {{"MSTEP_REDUCE", "pt2pt"}, {"MSTEP_BCAST", "binomial"}});
+  CHECK(t.delayed >= 0.95 * 50e-6 * 50);
+  CHECK(t.mpich < 0.5 * t.delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
 }
 
 // Runs alone ([report]): its pt2pt runs do without the yield shim (below), so their ranks spin.
@@ -134,24 +121,8 @@ TEST_CASE("substitute reduce_scatter: the delay apparatus delays each of its mes
   // MSTEP_DELAY_L=50us at 2 ranks: each MPI_Reduce_scatter_block is one exchange, whose message
   // cannot complete before its send plus L; the two ranks' times a call add up to at least L
   // (whichever came first waits for the other's message). MPICH's own are not delayed.
-  const auto calls_s = [](const fs::path& dir) {
-    const Stats s = stats(dir);
-    double sum = 0;
-    for (const json& rank : s.j.at("per_rank")) {
-      CHECK(rank.at("calls").at("MPI_Reduce_scatter_block").get<int>() == 50);
-      sum += rank.at("time_s").at("MPI_Reduce_scatter_block").get<double>();
-    }
-    return sum;
-  };
-  const fs::path dir = test_dir() / "reduce_scatter_delayed";
-  const Result r = record(dir, 2, {prog("reduce_scatter_check"), "loop", "50"},
-                          {{"MSTEP_DELAY_L", "50us"}, {"MSTEP_REDUCE_SCATTER", "pt2pt"}});
-  check_recorded(r, 2);
-  CHECK(r.out.find("reduce_scatter_check: 2 ranks, 50 calls: ok") != std::string::npos);
-  const double delayed = calls_s(dir);
-  CHECK(delayed >= 0.95 * 50e-6 * 50);
-  const fs::path mpich = test_dir() / "reduce_scatter_undelayed";
-  const Result m = record(mpich, 2, {prog("reduce_scatter_check"), "loop", "50"}, {{"MSTEP_DELAY_L", "50us"}});
-  check_recorded(m, 2);
-  CHECK(calls_s(mpich) < 0.5 * delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
+  const DelayedRuns t = delayed_and_mpich("reduce_scatter", "reduce_scatter_check", "MPI_Reduce_scatter_block", {0, 1},
+                                          {{"MSTEP_REDUCE_SCATTER", "pt2pt"}});
+  CHECK(t.delayed >= 0.95 * 50e-6 * 50);
+  CHECK(t.mpich < 0.5 * t.delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
 }
