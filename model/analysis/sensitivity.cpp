@@ -109,6 +109,10 @@ EditedParams add_to_params(const CalibrationParams& base, SweepParam p, double v
 
 double slowdown(double base_s, double s) { return base_s > 0 ? s / base_s : std::nan(""); }
 
+double apparatus_slowdown(double base_s, double s, double zero_s) {
+  return base_s > 0 ? 1.0 + (s - zero_s) / base_s : std::nan("");
+}
+
 double slowdown_error_pct(double measured, double predicted) {
   return measured > 0 ? 100.0 * (predicted - measured) / measured : std::nan("");
 }

@@ -52,4 +52,11 @@ struct SensitivityPoint {
 double slowdown(double base_s, double s);
 double slowdown_error_pct(double measured, double predicted);
 
+// The measured slowdown with the apparatus's own cost taken out: 1 + (s - zero_s) / base_s, where
+// zero_s is the run under the apparatus armed at the sweep's 0 point (carrying every message's
+// send time costs a second message: MODELS.md section 5, the intercept of Martin's calibration
+// lines). What the parameter added, over the baseline run's time: the models' side has no
+// apparatus. NaN where base_s is not positive.
+double apparatus_slowdown(double base_s, double s, double zero_s);
+
 }  // namespace mstep::model

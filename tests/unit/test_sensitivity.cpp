@@ -1,5 +1,7 @@
 // mstep sensitivity's mapping of an added parameter to each model's (model/analysis/sensitivity.hpp),
 // by hand, and its sweep grammar.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "model/analysis/sensitivity.hpp"
@@ -77,4 +79,14 @@ TEST_CASE("sensitivity: the sweep's grammar", "[sensitivity]") {
   CHECK(s.labels[1] == "0.5ns/B");
   CHECK_THROWS_WITH(parse_sweep("Q=1us"), "--sweep 'Q=1us': the parameter must be L, o, g or G (e.g. --sweep L=0,5us,10us)");
   CHECK_THROWS_WITH(parse_sweep("L="), "--sweep 'L=': give values after '=', e.g. L=0,5us,10us");
+}
+
+TEST_CASE("sensitivity: the measured slowdown without the apparatus's own cost", "[sensitivity]") {
+  // Baseline 2.0 s; the apparatus armed at 0 took 2.5 s (its own 0.5 s); the point took 3.0 s:
+  // the parameter added 0.5 s to a 2.0 s run, 1.25, where the raw ratio says 1.5.
+  CHECK(apparatus_slowdown(2.0, 3.0, 2.5) == Approx(1.25));
+  CHECK(slowdown(2.0, 3.0) == Approx(1.5));
+  CHECK(apparatus_slowdown(2.0, 2.5, 2.5) == 1.0);  // the 0 point itself
+  CHECK(apparatus_slowdown(2.0, 1.9, 2.0) == Approx(0.95));  // a point faster than its 0 run
+  CHECK(std::isnan(apparatus_slowdown(0.0, 1.0, 1.0)));
 }
