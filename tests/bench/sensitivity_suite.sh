@@ -8,8 +8,11 @@
 # Settings (environment): PARAMS (a parameter file; default: a quick calibration made first),
 # REPEAT (runs of every point, alternating; default 3), ONLY (case names, comma-separated),
 # KEEP (a folder for the runs; default a temporary one), SWEEPS (the parameters swept; default
-# "L o g G"), and the sweeps SWEEP_L, SWEEP_O, SWEEP_G, SWEEP_BIG_G (as `--sweep` takes them after
-# the '=').
+# "L o g G"), the sweeps SWEEP_L, SWEEP_O, SWEEP_G, SWEEP_BIG_G (as `--sweep` takes them after
+# the '='), and MIN_RUN_S (default 0.4; 0: off): a case with a `length_arg` in the suite (an
+# iteration count) whose baseline, timed once first, runs shorter has that argument multiplied so
+# that it runs about this long. The suite's sizes last 10 to 500 ms here, where one slow period
+# of this machine moves a run by more than the 10% of the floor (cg 2k: 13 ms).
 # At 2 ranks on 2 cores; about 15 minutes for the whole suite here.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -39,7 +42,7 @@ for case in suite["cases"]:
         continue
     for size in case["sizes"]:
         if 2 in size["ranks"]:
-            print(" ".join([case["name"], case["program"], size["label"]] + size["args"]))
+            print(" ".join([case["name"], case["program"], size["label"], str(case.get("length_arg", -1))] + size["args"]))
 PY
 )
 
@@ -52,8 +55,27 @@ echo "# $(date -u +%F), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); p
 printf '%-14s %-9s %-4s %-9s %10s %10s %9s\n' case size par point measured LogGPS "error %"
 results="$work/results.txt"
 : >"$results"
+min_run_s=${MIN_RUN_S:-0.4}
 for run in "${runs[@]}"; do
-  read -r name program label args <<<"$run"
+  read -r name program label length_arg args <<<"$run"
+  if [[ $length_arg -ge 0 ]] && python3 -c "import sys; sys.exit(not float(sys.argv[1]) > 0)" "$min_run_s"; then
+    # shellcheck disable=SC2086  # the suite's arguments, one word each
+    if "$mstep" record -f -o "$work/probe" -- "$mpiexec" -n 2 "$examples/$program" $args >"$work/probe.out" 2>&1 </dev/null &&
+      probe_s=$("$mstep" report "$work/probe" --params "$params" --format json 2>/dev/null </dev/null |
+        python3 -c "import json, sys; print(json.load(sys.stdin)['actual_s'])"); then
+      args=$(python3 - "$min_run_s" "$probe_s" "$length_arg" $args <<'PY'
+import math, sys
+want, took, index, args = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+factor = max(1, math.ceil(want / took)) if took > 0 else 1
+args[index] = str(int(args[index]) * factor)
+print(" ".join(args))
+PY
+)
+      echo "# $name $label: baseline $probe_s s once, runs with: $args"
+    else
+      echo "sensitivity_suite: $name $label: the timing run failed (log $work/probe.out); its arguments unscaled" >&2
+    fi
+  fi
   for sweep in "${sweeps[@]}"; do
     par=${sweep%%=*}
     out="$work/$name-$label-$par"

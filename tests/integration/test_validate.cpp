@@ -141,6 +141,15 @@ TEST_CASE("validate: a bad suite is a one-line error with exit 2", "[validate]")
       {"unknown top-level key", R"({"cases": [], "extra": 1})", "key 'extra': unknown key"},
       {"bad label", suite_of(R"({"name": "ring/x", "program": "ring", "sizes": [{"label": "a", "args": [], "ranks": [2]}]})"),
        "key 'cases[0].name'"},
+      {"length_arg past a size's arguments",
+       suite_of(R"({"name": "ring", "program": "ring", "length_arg": 2, "sizes": [{"label": "a", "args": ["20", "1024"], "ranks": [2]}]})"),
+       "key 'cases[0].length_arg': size 'a' has no positive integer argument 2 to scale"},
+      {"length_arg at an argument that is not a count",
+       suite_of(R"({"name": "halo", "program": "halo", "length_arg": 2, "sizes": [{"label": "b", "args": ["50", "20", "0.5"], "ranks": [2]}]})"),
+       "key 'cases[0].length_arg': size 'b' has no positive integer argument 2 to scale"},
+      {"negative length_arg",
+       suite_of(R"({"name": "ring", "program": "ring", "length_arg": -1, "sizes": [{"label": "a", "args": ["20"], "ranks": [2]}]})"),
+       "key 'cases[0].length_arg': expected an argument's index, got a number"},
   };
   for (const auto& b : bad) {
     INFO(b.what);

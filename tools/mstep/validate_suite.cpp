@@ -102,7 +102,7 @@ struct Reader {
 
 SuiteCase read_case(const Reader& r, const json& j, const std::string& path) {
   r.object(j, path);
-  r.only(j, path, {"name", "program", "sizes"});
+  r.only(j, path, {"name", "program", "sizes", "length_arg"});
   SuiteCase c;
   c.name = r.label(r.need(j, path, "name"), path + ".name");
   c.program = r.string(r.need(j, path, "program"), path + ".program");
@@ -123,6 +123,19 @@ SuiteCase read_case(const Reader& r, const json& j, const std::string& path) {
       size.quick = q->get<bool>();
     }
     c.sizes.push_back(std::move(size));
+  }
+  if (const auto l = j.find("length_arg"); l != j.end()) {
+    const std::string lp = path + ".length_arg";
+    if (!l->is_number_unsigned()) r.fail(lp, fmt::format("expected an argument's index, got {}", kind(*l)));
+    const auto index = l->get<std::size_t>();
+    for (const SuiteSize& size : c.sizes) {
+      const bool integral = index < size.args.size() && !size.args[index].empty() &&
+                            size.args[index].find_first_not_of("0123456789") == std::string::npos &&
+                            size.args[index].find_first_not_of('0') != std::string::npos;
+      if (!integral)
+        r.fail(lp, fmt::format("size '{}' has no positive integer argument {} to scale", size.label, index));
+    }
+    c.length_arg = index;
   }
   return c;
 }

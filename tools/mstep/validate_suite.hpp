@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ struct SuiteCase {
   std::string name;     // file-name safe
   std::string program;  // absolute, or a name looked up in bin/../examples
   std::vector<SuiteSize> sizes;
+  // The argument (an index into every size's args, each a positive integer there) that
+  // multiplies the run's length without changing its messages, an iteration count: what
+  // tests/bench/sensitivity_suite.sh scales so that a point's run is long enough to measure.
+  std::optional<std::size_t> length_arg;
 };
 
 // The same program with the rendezvous threshold S moved, recalibrated.
