@@ -15,13 +15,6 @@ namespace {
 
 using model::coll_math::floor_pow2;
 
-// A vector of `count` elements of its own, addressed as the datatype addresses a buffer.
-struct Vector {
-  std::vector<char> store;
-  char* at = nullptr;
-  explicit Vector(const Span& s) : store(static_cast<std::size_t>(s.bytes > 0 ? s.bytes : 1)), at(store.data() - s.lb) {}
-};
-
 // Elements from element `first` on of a buffer of `type` elements.
 const char* element(const void* buf, long long first, MPI_Aint extent) {
   return static_cast<const char*>(buf) + first * extent;
@@ -33,18 +26,19 @@ int recursive_halving(const Wire& w, const void* input, void* recvbuf, const std
                       const std::vector<int>& disps, int total, MPI_Datatype type, MPI_Op op, int me, int n) {
   const MPI_Aint ext = extent_of(type);
   const Span all = span_of(type, total);
-  Vector results(all), incoming(all);
+  char* const results = scratch(all, 0);  // this rank's partial sums, then its block's
+  char* const incoming = scratch(all, 1);
   Rc rc;
-  rc(copy(input, results.at, total, type, all, w.pc, me));
+  rc(copy(input, results, total, type, all, w.pc, me));
   const int pof2 = static_cast<int>(floor_pow2(static_cast<std::uint32_t>(n))), rem = n - pof2;
   int newrank = me - rem;
   if (me < 2 * rem) {
     if (me % 2 == 0) {
-      rc(w.send(results.at, total, type, me + 1));
+      rc(w.send(results, total, type, me + 1));
       newrank = -1;
     } else {
-      rc(w.recv(incoming.at, total, type, me - 1));
-      rc(PMPI_Reduce_local(incoming.at, results.at, total, type, op));
+      rc(w.recv(incoming, total, type, me - 1));
+      rc(PMPI_Reduce_local(incoming, results, total, type, op));
       newrank = me / 2;
     }
   }
@@ -69,21 +63,21 @@ int recursive_halving(const Wire& w, const void* input, void* recvbuf, const std
         for (int i = send_idx; i < recv_idx; ++i) send_cnt += newcnts[i];
         for (int i = recv_idx; i < last_idx; ++i) recv_cnt += newcnts[i];
       }
-      const char* out = element(results.at, newdisps[send_idx], ext);
-      char* in = element(incoming.at, newdisps[recv_idx], ext);
+      const char* out = element(results, newdisps[send_idx], ext);
+      char* in = element(incoming, newdisps[recv_idx], ext);
       if (send_cnt != 0 && recv_cnt != 0) rc(w.sendrecv(out, send_cnt, type, dst, in, recv_cnt, type, dst));
       else if (recv_cnt != 0) rc(w.recv(in, recv_cnt, type, dst));
       else if (send_cnt != 0) rc(w.send(out, send_cnt, type, dst));
       if (recv_cnt != 0)
-        rc(PMPI_Reduce_local(in, element(results.at, newdisps[recv_idx], ext), recv_cnt, type, op));
+        rc(PMPI_Reduce_local(in, element(results, newdisps[recv_idx], ext), recv_cnt, type, op));
       send_idx = recv_idx;
       last_idx = recv_idx + mask;
     }
     if (counts[me] > 0)
-      rc(copy(element(results.at, disps[me], ext), recvbuf, counts[me], type, span_of(type, counts[me]), w.pc, me));
+      rc(copy(element(results, disps[me], ext), recvbuf, counts[me], type, span_of(type, counts[me]), w.pc, me));
   }
   if (me < 2 * rem) {
-    if (me % 2) rc(w.send(element(results.at, disps[me - 1], ext), counts[me - 1], type, me - 1));
+    if (me % 2) rc(w.send(element(results, disps[me - 1], ext), counts[me - 1], type, me - 1));
     else rc(w.recv(recvbuf, counts[me], type, me + 1));
   }
   return rc.rc;
@@ -98,12 +92,12 @@ int pairwise(const Wire& w, const void* sendbuf, void* recvbuf, const std::vecto
   const void* input = in_place ? recvbuf : sendbuf;
   Rc rc;
   if (!in_place && counts[me] > 0) rc(copy(element(sendbuf, disps[me], ext), recvbuf, counts[me], type, mine, w.pc, me));
-  Vector incoming(mine);
+  char* const incoming = scratch(mine, 0);
   char* acc = in_place ? element(recvbuf, disps[me], ext) : static_cast<char*>(recvbuf);
   for (int i = 1; i < n; ++i) {
     const int src = (me - i + n) % n, dst = (me + i) % n;
-    rc(w.sendrecv(element(input, disps[dst], ext), counts[dst], type, dst, incoming.at, counts[me], type, src));
-    rc(PMPI_Reduce_local(incoming.at, acc, counts[me], type, op));
+    rc(w.sendrecv(element(input, disps[dst], ext), counts[dst], type, dst, incoming, counts[me], type, src));
+    rc(PMPI_Reduce_local(incoming, acc, counts[me], type, op));
   }
   // In place the result moves to the start of recvbuf. The two may overlap (uneven blocks), where
   // MPICH 4.0.2's own copy asserts: a move, or two copies through the scratch vector.
@@ -111,8 +105,8 @@ int pairwise(const Wire& w, const void* sendbuf, void* recvbuf, const std::vecto
     if (mine.contiguous) {
       std::memmove(static_cast<char*>(recvbuf) + mine.lb, acc + mine.lb, static_cast<std::size_t>(mine.bytes));
     } else {
-      rc(copy(acc, incoming.at, counts[me], type, mine, w.pc, me));
-      rc(copy(incoming.at, recvbuf, counts[me], type, mine, w.pc, me));
+      rc(copy(acc, incoming, counts[me], type, mine, w.pc, me));
+      rc(copy(incoming, recvbuf, counts[me], type, mine, w.pc, me));
     }
   }
   return rc.rc;

@@ -1,6 +1,7 @@
-// The reduction vectors of libmstep's substitute MPI_Allreduce and MPI_Reduce
-// (interpose/substitute_allreduce.cpp, substitute_reduce.cpp): where a datatype's bytes lie, a
-// scratch vector kept between calls, and a copy on this rank.
+// The reduction vectors of libmstep's substitute MPI_Allreduce, MPI_Reduce and
+// MPI_Reduce_scatter(_block) (interpose/substitute_allreduce.cpp, substitute_reduce.cpp,
+// substitute_reduce_scatter.cpp): where a datatype's bytes lie, scratch vectors kept between
+// calls, and a copy on this rank.
 #pragma once
 
 #include <cstring>
@@ -33,14 +34,16 @@ inline Span span_of(MPI_Datatype type, int count) {
   return s;
 }
 
-// The reduction's scratch vector, one per thread, kept between calls (a collective in a loop
-// allocates once).
-inline thread_local std::vector<char> g_scratch;
+// The reductions' scratch vectors, two per thread, kept between calls (a collective in a loop
+// allocates once; a fresh vector a call, zeroed, cost a 64 KiB MPI_Reduce_scatter_block 1 ms a call
+// where glibc mapped and unmapped it each time). Their contents are whatever the last call left.
+inline thread_local std::vector<char> g_scratch[2];
 
-inline char* scratch(const Span& s) {
+inline char* scratch(const Span& s, int slot = 0) {
   const auto need = static_cast<std::size_t>(s.bytes > 0 ? s.bytes : 1);
-  if (g_scratch.size() < need) g_scratch.resize(need);
-  return g_scratch.data() - s.lb;  // addressed as the datatype addresses its buffer
+  std::vector<char>& v = g_scratch[slot];
+  if (v.size() < need) v.resize(need);
+  return v.data() - s.lb;  // addressed as the datatype addresses its buffer
 }
 
 // count elements from `from` to `to` on this rank: a memcpy, or MPICH's own copy through a message
