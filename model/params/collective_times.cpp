@@ -1,5 +1,6 @@
 #include "model/params/collective_times.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -8,16 +9,55 @@
 
 namespace mstep::model {
 
-double CollectiveTimes::residual(std::uint64_t m) const {
+namespace {
+
+// times - model at m bytes, linear between the sizes and along the nearest segment beyond them.
+double interpolate_excess(const std::vector<std::uint64_t>& bytes, const std::vector<double>& times,
+                          const std::vector<double>& model, std::uint64_t m) {
   const std::size_t n = bytes.size();
-  if (n == 0) return 0;
-  auto at = [&](std::size_t i) { return measured_s[i] - model_s[i]; };
+  if (n == 0 || times.size() != n) return 0;
+  auto at = [&](std::size_t i) { return times[i] - model[i]; };
   if (n == 1) return at(0);
   std::size_t i = 1;  // the segment [i - 1, i] holding m, or the nearest one
   while (i + 1 < n && bytes[i] < m) ++i;
   const double x0 = static_cast<double>(bytes[i - 1]), x1 = static_cast<double>(bytes[i]);
   const double t = (static_cast<double>(m) - x0) / (x1 - x0);
   return at(i - 1) + t * (at(i) - at(i - 1));
+}
+
+}  // namespace
+
+double CollectiveTimes::residual(std::uint64_t m) const { return interpolate_excess(bytes, measured_s, model_s, m); }
+
+double CollectiveTimes::substitute_residual(std::uint64_t m) const {
+  return interpolate_excess(bytes, substitute_s, model_s, m);
+}
+
+SubstituteMerge set_substitute_times(CollectiveTable& table, const CollectiveTable& mpich_preloaded,
+                                     const CollectiveTable& substitutes_preloaded) {
+  auto measured_at = [](const CollectiveTable& t, Op op, const std::vector<std::uint64_t>& bytes) -> const CollectiveTimes* {
+    const auto it = t.find(op);
+    return it != t.end() && it->second.bytes == bytes && it->second.measured_s.size() == bytes.size() ? &it->second : nullptr;
+  };
+  std::vector<double> recorder;
+  for (const auto& [op, t] : table)
+    if (const CollectiveTimes* a = measured_at(mpich_preloaded, op, t.bytes); a && t.measured_s.size() == t.bytes.size())
+      for (std::size_t i = 0; i < t.bytes.size(); ++i) recorder.push_back(a->measured_s[i] - t.measured_s[i]);
+  SubstituteMerge out;
+  if (recorder.empty()) return out;
+  std::sort(recorder.begin(), recorder.end());
+  const std::size_t n = recorder.size();
+  // A cost is not negative: a median below 0 is the two measurements' noise (the recorder adds
+  // well under its spread here, about 0.1 us a call).
+  out.recorder_s = std::max(0.0, n % 2 ? recorder[n / 2] : (recorder[n / 2 - 1] + recorder[n / 2]) / 2);
+  for (auto& [op, t] : table) {
+    const CollectiveTimes* b = measured_at(substitutes_preloaded, op, t.bytes);
+    if (!b) continue;
+    t.substitute_s.clear();
+    for (const double s : b->measured_s) t.substitute_s.push_back(std::max(0.0, s - out.recorder_s));
+    ++out.operations;
+  }
+  return out;
 }
 
 double mpich_barrier_round_s(const CollectiveTable& table) {
@@ -67,14 +107,21 @@ CollectiveTable read_collective_times(const nlohmann::json& j, const std::string
         fail(file, fmt::format("{}.bytes[{}]", key, i), fmt::format("{} is out of range: expected increasing sizes", x.dump()));
       t.bytes.push_back(x.get<std::uint64_t>());
     }
-    for (const char* field : {"measured_s", "model_s"}) {
+    for (const char* field : {"measured_s", "model_s", "substitute_s"}) {
+      const bool optional = std::string_view(field) == "substitute_s";
       const auto f = v.find(field);
-      if (f == v.end()) fail(file, key + "." + field, "missing");
+      if (f == v.end()) {
+        if (optional) continue;
+        fail(file, key + "." + field, "missing");
+      }
       auto s = seconds(*f, file, key + "." + field);
       if (s.size() != t.bytes.size())
         fail(file, key + "." + field, fmt::format("has {} values for {} sizes", s.size(), t.bytes.size()));
-      (std::string_view(field) == "measured_s" ? t.measured_s : t.model_s) = std::move(s);
+      (std::string_view(field) == "measured_s" ? t.measured_s : optional ? t.substitute_s : t.model_s) = std::move(s);
     }
+    for (const auto& [k, unused] : v.items())
+      if (k != "bytes" && k != "measured_s" && k != "model_s" && k != "substitute_s")
+        fail(file, key + "." + k, "unknown key (bytes, measured_s, model_s, substitute_s)");
     table[*op] = std::move(t);
   }
   return table;
@@ -82,8 +129,10 @@ CollectiveTable read_collective_times(const nlohmann::json& j, const std::string
 
 nlohmann::ordered_json collective_times_json(const CollectiveTable& table) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [op, t] : table)
+  for (const auto& [op, t] : table) {
     j[mpi_name(op)] = nlohmann::ordered_json{{"bytes", t.bytes}, {"measured_s", t.measured_s}, {"model_s", t.model_s}};
+    if (!t.substitute_s.empty()) j[mpi_name(op)]["substitute_s"] = t.substitute_s;
+  }
   return j;
 }
 

@@ -25,9 +25,16 @@ namespace mstep::model {
 struct CollectiveTimes {
   std::vector<std::uint64_t> bytes;          // m, a member's block (collective_block_bytes), increasing
   std::vector<double> measured_s, model_s;   // per call, at each size
+  // libmstep's substitute for the operation (interpose/substitute.hpp; MPICH's choice at 2 ranks,
+  // the same messages as MPICH's) at the same sizes, per call, the recorder's own cost per call
+  // taken out (`mstep calibrate` runs the loops preloaded with and without the substitutes:
+  // set_substitute_times). Empty where not measured.
+  std::vector<double> substitute_s = {};
   // measured - model at m bytes: linear between the sizes, and beyond them along the nearest
   // segment (the end value where there is one size).
   double residual(std::uint64_t m) const;
+  // substitute - model, the same way; 0 where substitute_s is empty.
+  double substitute_residual(std::uint64_t m) const;
   friend bool operator==(const CollectiveTimes&, const CollectiveTimes&) = default;
 };
 
@@ -37,6 +44,22 @@ using CollectiveTable = std::map<Op, CollectiveTimes>;
 // MPI_Barrier's calibrated cost beyond its messages per round of MPICH's dissemination (its
 // residual at 2 ranks, one round); 0 where the table has no MPI_Barrier.
 double mpich_barrier_round_s(const CollectiveTable& table);
+
+// Sets substitute_s of every operation of `table` that both loops measured at its sizes: the
+// substitute's time preloaded with libmstep less the recorder's cost per call, at least 0. That
+// cost is one figure, the median over every operation and size of MPICH's own preloaded time less
+// its native one (table's measured_s): per call the recorder does the same work whatever the
+// collective and its size, while one entry's difference can be MPICH's own noise (a 1 MiB
+// reduction's temporary buffer faults afresh, or not, with the allocator's state); 0 where that
+// median is below 0 (noise: a cost is not negative). `mpich_preloaded`
+// and `substitutes_preloaded` need only bytes and measured_s. Returns the number of operations set
+// and that cost.
+struct SubstituteMerge {
+  int operations = 0;
+  double recorder_s = 0;
+};
+SubstituteMerge set_substitute_times(CollectiveTable& table, const CollectiveTable& mpich_preloaded,
+                                     const CollectiveTable& substitutes_preloaded);
 
 // "collectives": {"MPI_Allreduce": {"bytes": [...], "measured_s": [...], "model_s": [...]}, ...};
 // ParamsError naming the key on anything else.

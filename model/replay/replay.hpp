@@ -117,7 +117,8 @@ struct ReplayInput {
   ReplayObserver* observer = nullptr;  // none: nothing is told
   // The collectives measured at calibration (CalibrationParams::collectives): each decomposed call
   // of MPICH's algorithm also pays its operation's calibrated residual at its size, per round of
-  // the algorithm relative to the 2 ranks it was measured at (LogGPS replay only; none: nothing).
+  // the algorithm relative to the 2 ranks it was measured at, and each call libmstep's substitute
+  // ran its substitute's (substitute_s, where measured) (LogGPS replay only; none: nothing).
   const CollectiveTable* collective_times = nullptr;
   // Rank files read ahead on threads of their own where read_ahead_pays() (false: on the
   // replay's; a caller that runs replays side by side keeps the cores for the longest one).

@@ -78,7 +78,8 @@ struct CollectiveSubstitutes {
   std::shared_ptr<BcastPlans> plans;
   // MSTEP_ALLREDUCE: MPI_Allreduce by libmstep (interpose/substitute_allreduce.hpp): Unsupported
   // for MPICH's own; AllreduceRecDbl or AllreduceRabenseifner; with allreduce_as_mpich, MPICH's
-  // choice between them (pt2pt). Charged as their messages alone, without MPICH's calibrated residual.
+  // choice between them (pt2pt). Charged as their messages and the substitute's calibrated residual
+  // (CollectiveTimes::substitute_s), not MPICH's; as their messages alone without one.
   CollAlgo allreduce = CollAlgo::Unsupported;
   bool allreduce_as_mpich = false;
   // MSTEP_ALLTOALL: MPI_Alltoall by libmstep (interpose/substitute_alltoall.hpp), the same way:

@@ -99,17 +99,18 @@ double Engine<Cost>::exchange_residual(const RankState& s) {
 }
 
 // The residual of `shape`'s operation at its block size, per round of its algorithm relative to
-// the same operation's at 2 ranks (where it was measured). MPICH's algorithms only: libmstep's
-// substitutes were not measured.
+// the same operation's at 2 ranks (where it was measured): MPICH's, or libmstep's substitute's
+// where one ran (measured at 2 ranks as MPICH's choice, whose messages there are MPICH's; 0 for a
+// parameter file without them).
 template <class Cost>
 inline double Engine<Cost>::calibrated_residual(const CollShape& shape) const {
-  if (!run_.collective_times || shape.substitute || shape.algo == CollAlgo::Unsupported || shape.algo == CollAlgo::Nothing)
-    return 0;
+  if (!run_.collective_times || shape.algo == CollAlgo::Unsupported || shape.algo == CollAlgo::Nothing) return 0;
   const auto it = run_.collective_times->find(blocking_collective(shape.op));
   if (it == run_.collective_times->end()) return 0;
   const CollShape two = choose_collective(shape.op, 2, 0, shape.m, CollectiveSubstitutes{});
   const std::uint32_t r2 = std::max<std::uint32_t>(coll_rounds(two), 1);
-  return it->second.residual(shape.m) * static_cast<double>(coll_rounds(shape)) / static_cast<double>(r2);
+  const double at_two = shape.substitute ? it->second.substitute_residual(shape.m) : it->second.residual(shape.m);
+  return at_two * static_cast<double>(coll_rounds(shape)) / static_cast<double>(r2);
 }
 
 // Reads ahead in the members that have not read their record of this instance yet, until they

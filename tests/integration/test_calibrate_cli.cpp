@@ -48,6 +48,32 @@ TEST_CASE("mstep calibrate keeps whole parameters when only MPI_Finalize does no
   CHECK(c.at("MPI_Waitall").at("bytes") == c.at("MPI_Sendrecv").at("bytes"));
   CHECK(c.at("MPI_Waitall").at("bytes").size() >= 4);
   CHECK(show.out.find("  MPI_Waitall (Irecv+Isend)  8 B: ") != std::string::npos);
+  // libmstep's substitutes timed at the sizes of MPICH's own, for every collective they run, and
+  // not for the exchanges (which have none).
+  for (const char* op : {"MPI_Barrier", "MPI_Bcast", "MPI_Allreduce", "MPI_Reduce", "MPI_Alltoall", "MPI_Alltoallv",
+                         "MPI_Allgather", "MPI_Allgatherv", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
+                         "MPI_Reduce_scatter", "MPI_Reduce_scatter_block"}) {
+    INFO(op);
+    REQUIRE(c.contains(op));
+    REQUIRE(c.at(op).contains("substitute_s"));
+    CHECK(c.at(op).at("substitute_s").size() == c.at(op).at("bytes").size());
+  }
+  CHECK_FALSE(c.at("MPI_Sendrecv").contains("substitute_s"));
+  CHECK(p.at("meta").at("notes").dump().find("substitutes: libmstep's collectives (MPICH's choice over point-to-point) "
+                                             "timed per call for 14 operations") != std::string::npos);
+  CHECK_FALSE(fs::exists(out.string() + ".substitutes"));  // its runs' directory is gone
+}
+
+TEST_CASE("mstep calibrate --no-substitutes leaves libmstep's substitutes untimed") {
+  const fs::path dir = test_dir();
+  const fs::path out = dir / "params.json";
+  const Result r = run({kMstep, "calibrate", "--quick", "-q", "--no-substitutes", "-o", out.string()}, {}, dir, 60);
+  REQUIRE(r.code == 0);
+  std::ifstream in(out);
+  const json p = json::parse(in);
+  CHECK(p.at("collectives").at("MPI_Allreduce").at("measured_s").size() >= 1);
+  CHECK_FALSE(p.at("collectives").at("MPI_Allreduce").contains("substitute_s"));
+  CHECK(p.at("meta").at("notes").dump().find("substitutes: ") == std::string::npos);
 }
 
 TEST_CASE("mstep calibrate starts the launcher named by MSTEP_MPIEXEC, and says so when it cannot") {

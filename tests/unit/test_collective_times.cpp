@@ -1,6 +1,7 @@
 // The collectives measured at calibration (model/params/collective_times.hpp): the residual's
 // interpolation, the parameter file's "collectives" and its one-line errors, the model's charge
-// at 2 ranks (model/replay/collective_charge.hpp) and the replay adding the residual, all by hand.
+// at 2 ranks (model/replay/collective_charge.hpp), the replay adding the residual, and libmstep's
+// substitutes' own (set_substitute_times, substitute_residual), all by hand.
 #include <catch2/catch.hpp>
 
 #include "model/params/params.hpp"
@@ -42,6 +43,53 @@ TEST_CASE("a collective's residual: measured - model, linear between the sizes a
   CHECK(t.residual(0) == Approx(1e-6 - 8 * 2e-6 / 1016));  // back along the first
   CHECK(times({0}, {1.3e-6}, {0.7e-6}).residual(123456) == Approx(0.6e-6));  // one size: a constant
   CHECK(CollectiveTimes{}.residual(8) == 0);
+  // libmstep's substitute, at the same sizes: 5 and 2 us beyond the model's.
+  CollectiveTimes s = t;
+  CHECK(s.substitute_residual(8) == 0);  // not measured
+  s.substitute_s = {6e-6, 3e-6};
+  CHECK(s.substitute_residual(8) == Approx(5e-6));
+  CHECK(s.substitute_residual(516) == Approx(3.5e-6));
+  CHECK(s.substitute_residual(1024) == Approx(2e-6));
+  CHECK(s.residual(516) == Approx(2e-6));  // MPICH's unchanged
+}
+
+TEST_CASE("a substitute's times: its time under the recorder less the recorder's cost per call", "[collectives]") {
+  CollectiveTable table;
+  table[Op::Allreduce] = times({8, 1024}, {1.0e-6, 2.0e-6}, {0.7e-6, 1.0e-6});
+  table[Op::Bcast] = times({8}, {0.5e-6}, {0.3e-6});
+  table[Op::Gather] = times({8}, {0.6e-6}, {0.3e-6});
+  table[Op::Barrier] = times({0}, {0.9e-6}, {0.7e-6});
+  CollectiveTable mpich, subs;
+  // MPICH's own preloaded less native, per entry: 0.2, 0.3 (Allreduce), 0.25 (Bcast), 6.0 (Barrier,
+  // noise); Gather's sizes differ: not counted. The median of 0.2, 0.25, 0.3, 6.0: 0.275 us.
+  mpich[Op::Allreduce] = times({8, 1024}, {1.2e-6, 2.3e-6}, {});
+  mpich[Op::Bcast] = times({8}, {0.75e-6}, {});
+  mpich[Op::Barrier] = times({0}, {6.9e-6}, {});
+  mpich[Op::Gather] = times({8, 1024}, {0.8e-6, 1e-6}, {});
+  subs[Op::Allreduce] = times({8, 1024}, {2.0e-6, 3.0e-6}, {});
+  subs[Op::Bcast] = times({8}, {0.2e-6}, {});                // below the recorder's cost: 0
+  subs[Op::Gather] = times({8, 1024}, {0.9e-6, 1e-6}, {});   // other sizes than table's: not set
+  const SubstituteMerge m = set_substitute_times(table, mpich, subs);
+  CHECK(m.operations == 2);
+  CHECK(m.recorder_s == Approx(0.275e-6));
+  REQUIRE(table[Op::Allreduce].substitute_s.size() == 2);
+  CHECK(table[Op::Allreduce].substitute_s[0] == Approx(1.725e-6));  // 2.0 - 0.275
+  CHECK(table[Op::Allreduce].substitute_s[1] == Approx(2.725e-6));  // 3.0 - 0.275
+  CHECK(table[Op::Allreduce].substitute_residual(8) == Approx(1.025e-6));
+  CHECK(table[Op::Bcast].substitute_s == std::vector<double>{0.0});
+  CHECK(table[Op::Gather].substitute_s.empty());
+  CHECK(table[Op::Barrier].substitute_s.empty());  // no substitute run
+  // Nothing to compare with MPICH's: nothing set.
+  CollectiveTable none = table;
+  none[Op::Allreduce].substitute_s.clear();
+  CHECK(set_substitute_times(none, {}, subs).operations == 0);
+  CHECK(none[Op::Allreduce].substitute_s.empty());
+  // MPICH's preloaded loops faster than its native ones (noise): no cost taken off.
+  CollectiveTable faster;
+  faster[Op::Allreduce] = times({8, 1024}, {0.9e-6, 1.7e-6}, {});
+  const SubstituteMerge f = set_substitute_times(none, faster, subs);
+  CHECK(f.recorder_s == 0);
+  CHECK(none[Op::Allreduce].substitute_s == std::vector<double>{2.0e-6, 3.0e-6});
 }
 
 TEST_CASE("the parameter file's collectives: read, written back, and refused in one line", "[collectives][params]") {
@@ -63,6 +111,14 @@ TEST_CASE("the parameter file's collectives: read, written back, and refused in 
       params_with(R"({"MPI_Waitall": {"bytes": [8], "measured_s": [8e-6], "model_s": [5e-6]}})"), "w.json");
   CHECK(w.collectives.at(Op::Waitall).residual(1024) == Approx(3e-6));
   CHECK(parse_params(params_to_json(w), "again").collectives == w.collectives);
+  // libmstep's substitute beside MPICH's (optional).
+  const CalibrationParams s = parse_params(
+      params_with(R"({"MPI_Allreduce": {"bytes": [8, 1024], "measured_s": [2e-6, 4e-6], "model_s": [1e-6, 1e-6], "substitute_s": [3e-6, 4.5e-6]}})"),
+      "s.json");
+  CHECK(s.collectives.at(Op::Allreduce).substitute_residual(8) == Approx(2e-6));
+  CHECK(s.collectives.at(Op::Allreduce).residual(8) == Approx(1e-6));
+  CHECK(parse_params(params_to_json(s), "again").collectives == s.collectives);
+  CHECK(params_to_json(p).find("substitute_s") == std::string::npos);  // none measured: not written
 
   auto error = [](const std::string& collectives) {
     try {
@@ -84,6 +140,10 @@ TEST_CASE("the parameter file's collectives: read, written back, and refused in 
         "p.json: key 'collectives.MPI_Bcast.measured_s[0]': -1e-06 is out of range: expected seconds >= 0");
   CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6]}})") == "p.json: key 'collectives.MPI_Bcast.model_s': missing");
   CHECK(error(R"([1, 2])") == "p.json: key 'collectives': expected an object, got [1,2]");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8, 16], "measured_s": [1e-6, 1e-6], "model_s": [1e-6, 1e-6], "substitute_s": [1e-6]}})") ==
+        "p.json: key 'collectives.MPI_Bcast.substitute_s': has 1 values for 2 sizes");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "substitute": [1e-6]}})") ==
+        "p.json: key 'collectives.MPI_Bcast.substitute': unknown key (bytes, measured_s, model_s, substitute_s)");
 }
 
 TEST_CASE("the model's charge for back-to-back collectives at 2 ranks", "[collectives][replay]") {
@@ -223,6 +283,21 @@ TEST_CASE("the replay adds a collective's calibrated residual, per round of its 
     in.collective_times = &table;
     const ReplayResult r = replay_loggps(in, barrier_machine());
     for (int k = 0; k < 4; ++k) CHECK(r.finish_s[static_cast<std::size_t>(k)] == Approx((19 + 6) * us));
+  }
+  SECTION("libmstep's substitute pays its own residual, not MPICH's") {
+    const Run run(barrier_run(2));
+    ReplayInput in = run.input();
+    in.substitutes.barrier = CollAlgo::BarrierDissemination;
+    in.collective_times = &table;
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(10 * us));  // not timed: its messages alone
+    table[Op::Barrier].substitute_s = {15e-6};  // 6 us beyond the messages
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(16 * us));
+    const Run four(barrier_run(4));
+    ReplayInput in4 = four.input();
+    in4.substitutes.barrier = CollAlgo::BarrierDissemination;
+    in4.collective_times = &table;
+    const ReplayResult r = replay_loggps(in4, barrier_machine());
+    for (int k = 0; k < 4; ++k) CHECK(r.finish_s[static_cast<std::size_t>(k)] == Approx((19 + 12) * us));  // two rounds
   }
   SECTION("a negative residual never ends a call before its entry") {
     table[Op::Barrier] = times({0}, {1e-6}, {100e-6});

@@ -72,6 +72,7 @@ model::CollectiveTable measure_collectives(const Comm& pair, std::vector<char>& 
                                            const CollectiveOptions& options) {
   model::CollectiveTable table;
   for (const Op op : kOps) {
+    if ((op == Op::Sendrecv || op == Op::Waitall) && !options.exchanges) continue;
     model::CollectiveTimes& t = table[op];
     const bool exchange = (op == Op::Sendrecv || op == Op::Waitall) && !options.exchange_sizes.empty();
     for (const std::uint64_t size : exchange ? options.exchange_sizes : options.sizes) {

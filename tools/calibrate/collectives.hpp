@@ -15,6 +15,7 @@ struct CollectiveOptions {
   // MPI_Sendrecv's sizes (ascending; empty: `sizes`): on both sides of S, where an exchange's
   // excess over the model jumps (tests/bench/exchange.c), so that the interpolation does not span it.
   std::vector<std::uint64_t> exchange_sizes;
+  bool exchanges = true;   // MPI_Sendrecv's and MPI_Waitall's exchanges too (false: the collectives alone)
   int rounds = 3;          // the median of this many loops per operation and size
   double loop_budget = 2e-3;  // seconds a loop aims at (from a first timing); 4 to 400 calls
 };

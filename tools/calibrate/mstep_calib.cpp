@@ -4,7 +4,13 @@
 // the broadcast inputs per pair of ranks (section 4), and writes the JSON parameter file.
 //
 //   mpiexec -n 2 mstep_calib --output params.json [--quick] [--max-size BYTES]
+//   mpiexec -n 2 mstep_calib --collectives-only --output times.json [--quick]
+// The second measures the collectives' loops alone (their sizes as in the first) and writes
+// {"format": "mstep-calib-collectives", "collectives": {"MPI_Bcast": {"bytes": [...],
+// "measured_s": [...]}, ...}}: `mstep calibrate` runs it under libmstep, with and without its
+// substitute collectives, for CollectiveTimes::substitute_s.
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +20,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "format/environment.hpp"
 #include "model/params/fit.hpp"
@@ -38,6 +45,7 @@ struct Options {
   std::uint64_t bcast_bytes = 8;
   bool pin = true;
   bool progress = true;
+  bool collectives_only = false;
 };
 
 // 1, 2, 3, 4, 6, 8, 12, ... (powers of two and the points half-way in between on a log scale),
@@ -209,6 +217,43 @@ model::CalibrationParams build_params(const Pt2ptResult& pt, const PatternResult
   return out;
 }
 
+// --collectives-only: the loops of measure_collectives between ranks 0 and 1, three rounds each
+// even when quick (mstep calibrate takes the difference of two such runs), no exchanges.
+int collectives_only(const Options& o, int rank, bool in_pair) {
+  std::vector<char> sb(2u << 20, 'm'), rb(sb.size(), 0);
+  model::CollectiveTable colls;
+  {
+    const Comm pair = Comm::split(MPI_COMM_WORLD, in_pair ? 0 : -1, rank == 0 ? 0 : 1);
+    enter_phase(o, rank, "collectives");
+    if (pair) {
+      CollectiveOptions co;
+      co.exchanges = false;
+      if (o.quick) co.loop_budget = 1e-3;
+      colls = measure_collectives(pair, sb, rb, co);
+    }
+    sleepy_barrier(MPI_COMM_WORLD);
+  }
+  enter_phase(o, rank, "fit and write");
+  if (rank == 0) {
+    nlohmann::ordered_json j{{"format", "mstep-calib-collectives"}, {"collectives", nlohmann::ordered_json::object()}};
+    for (const auto& [op, t] : colls)
+      j["collectives"][std::string(mpi_name(op))] = nlohmann::ordered_json{{"bytes", t.bytes}, {"measured_s", t.measured_s}};
+    const std::string text = j.dump(2) + "\n";
+    std::FILE* f = std::fopen(o.output.c_str(), "w");
+    bool written = f != nullptr;
+    if (f) {
+      written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+      written = std::fclose(f) == 0 && written;
+    }
+    if (!written) {
+      std::fprintf(stderr, "mstep_calib: cannot write %s: %s\n", o.output.c_str(), std::strerror(errno));
+      return 1;
+    }
+  }
+  enter_phase(o, rank, "finalize");
+  return 0;
+}
+
 int run(int argc, char** argv) {
   Options o;
   CLI::App app{"mstep_calib: measure LogGPS, BSPWB/MPM, linear and broadcast parameters (run under mpiexec)"};
@@ -219,6 +264,8 @@ int run(int argc, char** argv) {
   app.add_flag("!--no-pin", o.pin, "Do not pin ranks to CPUs");
   app.add_flag("!--quiet", o.progress, "No progress lines");
   app.add_option("--phase-file", o.phase_file, "File in which rank 0 names the phase it is in");
+  app.add_flag("--collectives-only", o.collectives_only,
+               "Measure the collectives' loops between ranks 0 and 1 alone and write their times");
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -270,6 +317,8 @@ int run(int argc, char** argv) {
       pinning = totals[0] == totals[1] ? "ranks pinned one per CPU"
                                        : fmt::format("{} of {} ranks pinned to a CPU of their own", totals[0], totals[1]);
   }
+
+  if (o.collectives_only) return collectives_only(o, rank, in_pair);
 
   Pt2ptOptions po;
   po.sizes = size_grid(o.max_size, !o.quick);

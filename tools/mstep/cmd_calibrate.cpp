@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "model/params/params.hpp"
+#include "tools/mstep/calibrate_substitutes.hpp"
 #include "tools/mstep/launcher.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
@@ -33,6 +34,7 @@ struct CalibrateOptions {
   bool quiet = false;
   std::uint64_t max_size = 0;
   double timeout_s = 120;
+  bool substitutes = true;
   std::vector<std::string> launcher;
 };
 
@@ -47,52 +49,6 @@ std::string find_benchmark() {
   return fs::exists(candidate, ec) ? candidate.string() : std::string();
 }
 
-// The launcher under a watchdog: when the phase rank 0 names in `phase_file` has not changed for
-// `timeout_s` seconds (0: never), the launcher is stopped (SIGTERM, then SIGKILL) and the phase
-// is returned in `stuck`.
-int run_command(const std::vector<std::string>& command, const fs::path& phase_file, double timeout_s,
-                std::string& stuck) {
-  std::vector<char*> argv;
-  for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const pid_t child = ::fork();
-  if (child < 0) fail(1, fmt::format("cannot fork: {}", std::strerror(errno)));
-  if (child == 0) {
-    ::execvp(argv[0], argv.data());
-    std::fprintf(stderr, "mstep: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-    ::_exit(127);
-  }
-  // The launcher gets the terminal's Ctrl-C itself; mstep waits for it to pass it on. A SIGTERM
-  // to mstep alone is passed on.
-  const LauncherSignals signals(child);
-  int status = 0;
-  std::string phase = "start";
-  auto changed = std::chrono::steady_clock::now();
-  auto term_sent = changed;
-  bool terminating = false;
-  for (;;) {
-    const pid_t done = ::waitpid(child, &status, WNOHANG);
-    if (done == child || (done < 0 && errno != EINTR)) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const auto now = std::chrono::steady_clock::now();
-    if (std::FILE* f = std::fopen(phase_file.c_str(), "r")) {
-      char buf[64] = {};
-      const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
-      std::fclose(f);
-      if (n > 0 && phase != std::string(buf, n)) phase.assign(buf, n), changed = now;
-    }
-    if (!terminating && timeout_s > 0 && now - changed > std::chrono::duration<double>(timeout_s)) {
-      stuck = phase;
-      ::kill(child, SIGTERM);
-      terminating = true;
-      term_sent = now;
-    } else if (terminating && now - term_sent > std::chrono::seconds(5)) {
-      ::kill(child, SIGKILL);
-    }
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 void run_calibrate(const CalibrateOptions& o) {
   const std::string bench = find_benchmark();
   if (bench.empty()) fail(2, "cannot find mstep_calib next to this mstep (expected in the same directory)");
@@ -104,8 +60,9 @@ void run_calibrate(const CalibrateOptions& o) {
   const fs::path partial = out.string() + ".partial";
   fs::remove(partial, ec);
 
-  std::vector<std::string> command = o.launcher;
-  if (command.empty()) command = {default_launcher(), "-n", "2"};
+  std::vector<std::string> launcher = o.launcher;
+  if (launcher.empty()) launcher = {default_launcher(), "-n", "2"};
+  std::vector<std::string> command = launcher;
   command.insert(command.end(), {bench, "--output", partial.string()});
   if (o.quick) command.push_back("--quick");
   if (o.quiet) command.push_back("--quiet");
@@ -114,7 +71,7 @@ void run_calibrate(const CalibrateOptions& o) {
   const fs::path phase_file = out.string() + ".phase";
   command.insert(command.end(), {"--phase-file", phase_file.string()});
   std::string stuck;
-  const int code = run_command(command, phase_file, o.timeout_s, stuck);
+  const int code = run_watched(command, {}, phase_file, o.timeout_s, stuck);
   fs::remove(phase_file, ec);
   // Stuck in MPI_Finalize after rank 0 wrote every parameter: the measurement is whole.
   const bool whole = stuck == "finalize" && fs::exists(partial, ec);
@@ -138,6 +95,21 @@ void run_calibrate(const CalibrateOptions& o) {
     p = model::read_params(partial);
   } catch (const model::ParamsError& e) {
     fail(1, fmt::format("calibration wrote a bad parameter file: {}", e.what()));
+  }
+  if (o.substitutes && p.loggps && !p.collectives.empty()) {
+    const std::string library = find_preload_library();
+    SubstituteCalibration c{launcher, bench, library, fs::path(out.string() + ".substitutes"), o.quick, o.timeout_s};
+    try {
+      if (library.empty()) throw std::runtime_error("libmstep.so not found next to this mstep (../lib)");
+      if (!o.quiet) std::fprintf(stderr, "mstep: timing libmstep's substitute collectives\n");
+      model::CalibrationParams with = p;
+      with.meta.notes.push_back(calibrate_substitutes(c, with));
+      model::write_params(partial, with);  // a new file moved over the first: a failed write leaves that one
+      p = std::move(with);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mstep: warning: libmstep's substitute collectives not timed (%s): the replay charges "
+                   "them their messages alone\n", e.what());
+    }
   }
   fs::rename(partial, out, ec);
   if (ec) fail(1, fmt::format("cannot write {}: {}", o.output, ec.message()));
@@ -163,6 +135,8 @@ void add_calibrate(CLI::App& app) {
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--max-size", o->max_size, "Largest message size in bytes (default 4 MiB, quick 2 MiB)")
       ->check(CLI::Range(1024, 1 << 30));
+  cmd->add_flag("!--no-substitutes", o->substitutes,
+                "Do not time libmstep's substitute collectives (two more short runs under libmstep)");
   cmd->add_option("launcher", o->launcher,
                   "Launcher line after --, e.g. -- mpiexec -n 8 -hosts a,b (default: $MSTEP_MPIEXEC, else " MSTEP_DEFAULT_MPIEXEC " -n 2)");
   cmd->footer("Examples:\n  mstep calibrate -o params.json\n  mstep calibrate -o params.json -- mpiexec -n 8 -hosts a,b");

@@ -133,12 +133,18 @@ void print_params(const CalibrationParams& p, const std::string& name) {
   if (!p.collectives.empty()) {
     // Per operation and size: measured / the LogGPS replay's messages alone; the replays add
     // the difference to every call.
+    bool substitutes = false;
+    for (const auto& [op, t] : p.collectives) substitutes = substitutes || !t.substitute_s.empty();
     fmt::print("\nCollectives and the exchange (MPI_Sendrecv; MPI_Waitall: MPI_Irecv, MPI_Isend and MPI_Waitall) between the pair "
-               "(per call: measured / messages alone; the LogGP/LogGPS replays add the difference)\n");
+               "(per call: measured / messages alone{}; the LogGP/LogGPS replays add the difference)\n",
+               substitutes ? ", then libmstep's substitute as measured" : "");
     for (const auto& [op, t] : p.collectives) {
       fmt::print("  {:<26}", op == Op::Waitall ? std::string("MPI_Waitall (Irecv+Isend)") : std::string(mpi_name(op)));
-      for (std::size_t i = 0; i < t.bytes.size(); ++i)
-        fmt::print(" {} B: {} / {};", t.bytes[i], time_text(t.measured_s[i]), time_text(t.model_s[i]));
+      for (std::size_t i = 0; i < t.bytes.size(); ++i) {
+        fmt::print(" {} B: {} / {}", t.bytes[i], time_text(t.measured_s[i]), time_text(t.model_s[i]));
+        if (!t.substitute_s.empty()) fmt::print(", {}", time_text(t.substitute_s[i]));
+        fmt::print(";");
+      }
       fmt::print("\n");
     }
   }

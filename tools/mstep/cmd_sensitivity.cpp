@@ -25,6 +25,7 @@
 #include "tools/mstep/launcher.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"
+#include "tools/mstep/substitute_env.hpp"
 
 namespace mstep::cli {
 namespace fs = std::filesystem;
@@ -45,18 +46,13 @@ struct SensitivityOptions {
 // The collectives every run (the baseline too) makes with libmstep's substitutes over
 // point-to-point messages (interpose/substitute.hpp), which the apparatus delays message by
 // message as the raised models charge them; MPICH's own collectives it cannot reach. Each is the
-// algorithm MPICH 4.0.2 runs at 2 ranks. A setting already in the environment is the user's and
-// stays.
-constexpr std::pair<const char*, const char*> kCollectiveSubstitutes[] = {
-    {"MSTEP_BARRIER", "dissemination"}, {"MSTEP_BCAST", "binomial"}, {"MSTEP_ALLREDUCE", "pt2pt"},
-    {"MSTEP_ALLTOALL", "pt2pt"}, {"MSTEP_ALLGATHER", "pt2pt"}, {"MSTEP_REDUCE", "pt2pt"}, {"MSTEP_GATHER", "pt2pt"},
-    {"MSTEP_SCATTER", "pt2pt"}, {"MSTEP_REDUCE_SCATTER", "pt2pt"}};
-
+// algorithm MPICH 4.0.2 runs at 2 ranks (kMpichChoiceSubstitutes). A setting already in the
+// environment is the user's and stays.
 // The substitutes this study sets (name, value), from the options and the environment.
 std::vector<std::pair<std::string, std::string>> substitutes_to_set(const SensitivityOptions& o) {
   std::vector<std::pair<std::string, std::string>> set;
   if (o.mpich_collectives) return set;
-  for (const auto& [name, value] : kCollectiveSubstitutes)
+  for (const auto& [name, value] : kMpichChoiceSubstitutes)
     if (const char* v = std::getenv(name); !v || !*v) set.emplace_back(name, value);
   return set;
 }

@@ -52,7 +52,7 @@ std::uint64_t available_memory() {
   return 0;
 }
 
-std::string human(double bytes) {
+std::string human_bytes(double bytes) {
   if (bytes >= 1 << 30) return fmt::format("{:.1f} GiB", bytes / (1 << 30));
   if (bytes >= 1 << 20) return fmt::format("{:.1f} MiB", bytes / (1 << 20));
   return fmt::format("{:.0f} KiB", bytes / 1024);
@@ -69,8 +69,8 @@ int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
   const double disk = static_cast<double>(o.events) * kDiskPerEvent + o.ranks * kDiskPerRank;
   if (const std::uint64_t avail = available_memory(); avail && memory > 0.8 * static_cast<double>(avail)) {
     std::fprintf(stderr, "mstep: %llu events over %d ranks need about %s of memory to generate; %s is available\n",
-                 static_cast<unsigned long long>(o.events), o.ranks, human(memory).c_str(),
-                 human(static_cast<double>(avail)).c_str());
+                 static_cast<unsigned long long>(o.events), o.ranks, human_bytes(memory).c_str(),
+                 human_bytes(static_cast<double>(avail)).c_str());
     return 1;
   }
   const fs::path dir(o.out);
@@ -80,8 +80,8 @@ int run_synth(const SynthOptions& o, const std::vector<std::string>& argv) {
     const double free = static_cast<double>(fsinfo.f_bavail) * static_cast<double>(fsinfo.f_frsize);
     if (disk > 0.9 * free) {
       std::fprintf(stderr, "mstep: %llu events over %d ranks need about %s on disk; %s has %s free\n",
-                   static_cast<unsigned long long>(o.events), o.ranks, human(disk).c_str(), o.out.c_str(),
-                   human(free).c_str());
+                   static_cast<unsigned long long>(o.events), o.ranks, human_bytes(disk).c_str(), o.out.c_str(),
+                   human_bytes(free).c_str());
       return 1;
     }
   }

@@ -4,7 +4,11 @@
 
 #include <sys/types.h>
 
+#include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mstep::cli {
 
@@ -29,6 +33,16 @@ class LauncherSignals {
   // The last SIGINT or SIGTERM received while in scope; 0 if none.
   static int received();
 };
+
+// Changes to a launcher's environment: a value sets the variable, none unsets it.
+using EnvChanges = std::vector<std::pair<std::string, std::optional<std::string>>>;
+
+// `command` (a launcher line, looked up in PATH) with `env` applied, under a watchdog: when the
+// phase rank 0 names in `phase_file` has not changed for `timeout_s` seconds (0: never), the
+// launcher is stopped (SIGTERM, then SIGKILL 5 s later) and that phase is returned in `stuck`.
+// The launcher's exit code, 128 + the signal that ended it, or 127 where it could not be run.
+int run_watched(const std::vector<std::string>& command, const EnvChanges& env,
+                const std::filesystem::path& phase_file, double timeout_s, std::string& stuck);
 
 // In a child just forked, before its exec: SIGTERM to it when the process that forked it ends,
 // whatever ended that (SIGKILL too). Where the parent is already gone, it exits at once.

@@ -1,0 +1,101 @@
+#include "tools/mstep/calibrate_substitutes.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tools/mstep/launcher.hpp"
+#include "tools/mstep/substitute_env.hpp"
+
+namespace mstep::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// The delay apparatus's settings (interpose/delay.hpp): none applies to these runs.
+constexpr const char* kApparatusVariables[] = {"MSTEP_DELAY_L",    "MSTEP_DELAY_O",      "MSTEP_DELAY_GAP",
+                                               "MSTEP_DELAY_PER_BYTE", "MSTEP_DELAY_RNDV", "MSTEP_DELAY_NATIVE",
+                                               "MSTEP_DELAY_PAIRS"};
+
+// mstep_calib --collectives-only under libmstep, substitutes on or off; its loops' times.
+model::CollectiveTable run_loops(const SubstituteCalibration& c, bool substitutes, const std::string& name) {
+  const fs::path out = c.work / (name + ".json"), phase = c.work / (name + ".phase");
+  std::vector<std::string> command = c.launcher;
+  command.insert(command.end(), {c.bench, "--collectives-only", "--quiet", "--output", out.string(), "--phase-file",
+                                 phase.string()});
+  if (c.quick) command.push_back("--quick");
+  EnvChanges env{{"LD_PRELOAD", c.library}, {"MSTEP_DIR", (c.work / (name + "-trace")).string()}, {"MSTEP_ENABLE", "1"}};
+  for (const char* v : kApparatusVariables) env.emplace_back(v, std::nullopt);
+  env.emplace_back("MSTEP_CALIB_STALL", std::nullopt);  // the test hook stalls the calibration's own run
+  for (const auto& [variable, value] : kMpichChoiceSubstitutes)
+    env.emplace_back(variable, substitutes ? std::optional<std::string>(value) : std::nullopt);
+  std::string stuck;
+  const int code = run_watched(command, env, phase, c.timeout_s, stuck);
+  if (!stuck.empty() && (stuck != "finalize" || !fs::exists(out)))
+    throw std::runtime_error(fmt::format("{} stuck in phase '{}' for {:g} s", name, stuck, c.timeout_s));
+  if (code != 0 && stuck != "finalize") throw std::runtime_error(fmt::format("{} exited with code {}", name, code));
+  std::ifstream in(out);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{} wrote no readable times ({})", name, out.string()));
+  }
+  model::CollectiveTable table;
+  if (!j.contains("collectives") || !j.at("collectives").is_object())
+    throw std::runtime_error(fmt::format("{}: no collectives in {}", name, out.string()));
+  for (const auto& [op_name, v] : j.at("collectives").items()) {
+    for (int i = 0; i < kOpCount; ++i)
+      if (mpi_name(static_cast<Op>(i)) == op_name) {
+        model::CollectiveTimes& t = table[static_cast<Op>(i)];
+        t.bytes = v.at("bytes").get<std::vector<std::uint64_t>>();
+        t.measured_s = v.at("measured_s").get<std::vector<double>>();
+      }
+  }
+  return table;
+}
+
+}  // namespace
+
+std::string calibrate_substitutes(const SubstituteCalibration& c, model::CalibrationParams& p) {
+  std::error_code ec;
+  fs::create_directories(c.work, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot create {}: {}", c.work.string(), ec.message()));
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() {
+      std::error_code e;
+      fs::remove_all(dir, e);
+    }
+  } cleanup{c.work};
+  // Two runs each way, alternating, and each loop's faster time: on a shared machine noise only
+  // adds time (a frame the recorder flushes inside a loop, a slow period).
+  model::CollectiveTable mpich, substitutes;
+  auto keep_faster = [](model::CollectiveTable& into, const model::CollectiveTable& run) {
+    for (const auto& [op, t] : run) {
+      auto [it, fresh] = into.try_emplace(op, t);
+      if (fresh || it->second.bytes != t.bytes) continue;
+      for (std::size_t i = 0; i < t.measured_s.size() && i < it->second.measured_s.size(); ++i)
+        it->second.measured_s[i] = std::min(it->second.measured_s[i], t.measured_s[i]);
+    }
+  };
+  try {
+    for (int round = 1; round <= 2; ++round) {
+      keep_faster(mpich, run_loops(c, false, fmt::format("mpich-{}", round)));
+      keep_faster(substitutes, run_loops(c, true, fmt::format("substitutes-{}", round)));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("unreadable loop times: {}", e.what()));
+  }
+  const model::SubstituteMerge m = model::set_substitute_times(p.collectives, mpich, substitutes);
+  if (m.operations == 0) throw std::runtime_error("no collective was measured both ways");
+  return fmt::format("substitutes: libmstep's collectives (MPICH's choice over point-to-point) timed per call for {} "
+                     "operations under the recorder, less its cost per call ({:.3f} us: MPICH's own collectives "
+                     "preloaded against native, the median)",
+                     m.operations, m.recorder_s * 1e6);
+}
+
+}  // namespace mstep::cli
