@@ -41,7 +41,7 @@ model::CollectiveTable run_loops(const SubstituteCalibration& c, bool substitute
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
+  } catch (const nlohmann::json::exception&) {
     throw std::runtime_error(fmt::format("{} wrote no readable times ({})", name, out.string()));
   }
   model::CollectiveTable table;

@@ -1,14 +1,12 @@
 // mstep calibrate: run the benchmark mstep_calib under an MPI launcher and keep the parameter
-// file it writes (MODELS.md sections 2-5).
-#include <cerrno>
-#include <climits>
-#include <csignal>
-#include <cstring>
-#include <chrono>
-#include <filesystem>
-#include <thread>
-#include <sys/wait.h>
+// file it writes (MODELS.md sections 2-5), then time libmstep's substitute collectives
+// (tools/mstep/calibrate_substitutes.hpp).
 #include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
