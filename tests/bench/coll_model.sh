@@ -13,7 +13,9 @@
 # times to larger communicators; more ranks than cores do not time, MPICH busy-polls), KEEP (a
 # folder: the traces and parameter files are moved there instead of removed), AGAIN (a KEEP folder
 # of an earlier run: its traces are reported again with this build, and nothing is recorded; give
-# the same SIZES, RANKS and ROUNDS). Prints a table a transport and the median and worst |error|
+# the same SIZES, RANKS and ROUNDS), SUBSTITUTES (1: the collectives are recorded as libmstep's
+# substitutes, MPICH's choice over point-to-point, as `mstep sensitivity` runs them, and charged
+# their own calibrated cost, `substitute_s`). Prints a table a transport and the median and worst |error|
 # over the decomposed collectives (Scan and Exscan keep their recorded time and are shown apart).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -23,6 +25,10 @@ iter=${ITER:-400}
 rounds=${ROUNDS:-3}
 rank_counts=${RANKS:-2}
 mpiexec=${MSTEP_MPIEXEC:-mpiexec.mpich}
+substitutes=()
+[[ ${SUBSTITUTES:-0} == 1 ]] &&
+  substitutes=(MSTEP_BARRIER=dissemination MSTEP_BCAST=binomial MSTEP_ALLREDUCE=pt2pt MSTEP_ALLTOALL=pt2pt
+    MSTEP_ALLGATHER=pt2pt MSTEP_REDUCE=pt2pt MSTEP_GATHER=pt2pt MSTEP_SCATTER=pt2pt MSTEP_REDUCE_SCATTER=pt2pt)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -60,7 +66,7 @@ for round in $(seq 1 "$rounds"); do
         n=$iter
         ((size >= 65536)) && n=$((iter / 4))
         dir="$work/$name@$ranks-$size-$round"
-        env "${envs[@]}" "$build/bin/mstep" record -o "$dir" -- "$mpiexec" -n "$ranks" "$build/bench/collbench" "$n" "$size" >/dev/null 2>&1 ||
+        env "${envs[@]}" "${substitutes[@]}" "$build/bin/mstep" record -o "$dir" -- "$mpiexec" -n "$ranks" "$build/bench/collbench" "$n" "$size" >/dev/null 2>&1 ||
           { echo "coll_model: the $name run of $size B at $ranks ranks failed" >&2; exit 1; }
         report "$dir" "$params"
         if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && mv "$dir" "$KEEP/" && cp "$params" "$KEEP/"; else rm -rf "$dir"; fi
