@@ -12,10 +12,6 @@ namespace {
 
 using model::coll_math::floor_pow2;
 
-// The rank in the 2^k-rank core of the n - 2^k extra ones folded into their odd neighbours, and
-// back (MPICH's numbering for Allreduce).
-int real_rank(int newrank, int rem) { return newrank < rem ? newrank * 2 + 1 : newrank + rem; }
-
 }  // namespace
 
 AllreduceAlgo allreduce_runs(AllreduceAlgo algo, long long count, int type_bytes, bool commutative, int n) {
@@ -47,23 +43,12 @@ int substitute_allreduce(const Wire& w, AllreduceAlgo algo, const void* sendbuf,
   if (sendbuf != MPI_IN_PLACE) rc(copy(sendbuf, recvbuf, count, type, s, w.pc, me));
   algo = allreduce_runs(algo, count, size, commutative != 0, n);
 
-  // The fold: of the first 2 rem ranks, each even one hands its vector to the odd one above it.
   const int pof2 = static_cast<int>(floor_pow2(static_cast<std::uint32_t>(n))), rem = n - pof2;
-  int newrank = me - rem;
-  if (me < 2 * rem) {
-    if (me % 2 == 0) {
-      rc(w.send(recvbuf, count, type, me + 1));
-      newrank = -1;
-    } else {
-      rc(w.recv(tmp, count, type, me - 1));
-      rc(PMPI_Reduce_local(tmp, recvbuf, count, type, op));  // the lower rank's data first
-      newrank = me / 2;
-    }
-  }
+  const int newrank = fold_into_core(w, rc, out, tmp, count, type, op, me, rem);
   if (newrank >= 0) {
     if (algo == AllreduceAlgo::RecursiveDoubling) {
       for (int mask = 1; mask < pof2; mask <<= 1) {
-        const int dst = real_rank(newrank ^ mask, rem);
+        const int dst = core_rank(newrank ^ mask, rem);
         rc(w.sendrecv(recvbuf, count, tmp, count, type, dst, dst));
         if (commutative || dst < me) {
           rc(PMPI_Reduce_local(tmp, recvbuf, count, type, op));  // recvbuf = theirs op mine
@@ -81,7 +66,7 @@ int substitute_allreduce(const Wire& w, AllreduceAlgo algo, const void* sendbuf,
       // partner, send the other, reduce the kept half.
       int lo = 0, hi = pof2;
       for (int mask = 1; mask < pof2; mask <<= 1) {
-        const int dst = real_rank(newrank ^ mask, rem), mid = (lo + hi) / 2;
+        const int dst = core_rank(newrank ^ mask, rem), mid = (lo + hi) / 2;
         const bool lower = (newrank & mask) == 0;
         const int keep_lo = lower ? lo : mid, keep_hi = lower ? mid : hi;
         const int send_lo = lower ? mid : lo, send_hi = lower ? hi : mid;
@@ -92,7 +77,7 @@ int substitute_allreduce(const Wire& w, AllreduceAlgo algo, const void* sendbuf,
       }
       // Allgather by recursive doubling, the halvings undone in reverse.
       for (int mask = pof2 / 2; mask > 0; mask >>= 1) {
-        const int dst = real_rank(newrank ^ mask, rem), width = hi - lo;
+        const int dst = core_rank(newrank ^ mask, rem), width = hi - lo;
         const bool lower = (newrank & mask) == 0;
         const int other_lo = lower ? hi : lo - width, other_hi = lower ? hi + width : lo;
         rc(w.sendrecv(at(out, lo), disp[hi] - disp[lo], at(out, other_lo), disp[other_hi] - disp[other_lo], type, dst,

@@ -31,28 +31,18 @@ int recursive_halving(const Wire& w, const void* input, void* recvbuf, const std
   Rc rc;
   rc(copy(input, results, total, type, all, w.pc, me));
   const int pof2 = static_cast<int>(floor_pow2(static_cast<std::uint32_t>(n))), rem = n - pof2;
-  int newrank = me - rem;
-  if (me < 2 * rem) {
-    if (me % 2 == 0) {
-      rc(w.send(results, total, type, me + 1));
-      newrank = -1;
-    } else {
-      rc(w.recv(incoming, total, type, me - 1));
-      rc(PMPI_Reduce_local(incoming, results, total, type, op));
-      newrank = me / 2;
-    }
-  }
+  const int newrank = fold_into_core(w, rc, results, incoming, total, type, op, me, rem);
   if (newrank != -1) {
     // The folded ranks' blocks are reduced by their odd neighbours.
     std::vector<int> newcnts(static_cast<std::size_t>(pof2)), newdisps(static_cast<std::size_t>(pof2), 0);
     for (int i = 0; i < pof2; ++i) {
-      const int old_i = i < rem ? i * 2 + 1 : i + rem;
+      const int old_i = core_rank(i, rem);
       newcnts[i] = old_i < 2 * rem ? counts[old_i] + counts[old_i - 1] : counts[old_i];
       if (i > 0) newdisps[i] = newdisps[i - 1] + newcnts[i - 1];
     }
     int send_idx = 0, recv_idx = 0, last_idx = pof2;
     for (int mask = pof2 >> 1; mask > 0; mask >>= 1) {
-      const int newdst = newrank ^ mask, dst = newdst < rem ? newdst * 2 + 1 : newdst + rem;
+      const int newdst = newrank ^ mask, dst = core_rank(newdst, rem);
       int send_cnt = 0, recv_cnt = 0;
       if (newrank < newdst) {
         send_idx = recv_idx + mask;

@@ -46,6 +46,26 @@ inline char* scratch(const Span& s, int slot = 0) {
   return v.data() - s.lb;  // addressed as the datatype addresses its buffer
 }
 
+// MPICH's fold of n ranks into a core of pof2 = 2^k for MPI_Allreduce and MPI_Reduce_scatter (its
+// MPI_Reduce folds the other way): of the first 2 rem ranks (rem = n - pof2) each even one hands
+// its vector to the odd one above it, which reduces it into its own, the lower rank's data first.
+// core_rank is a core rank's rank in the communicator.
+inline int core_rank(int newrank, int rem) { return newrank < rem ? newrank * 2 + 1 : newrank + rem; }
+
+// The fold on this rank: `vec` sent, or `tmp` received and reduced into `vec`. Returns this rank's
+// rank in the core, -1 where it was folded away.
+inline int fold_into_core(const Wire& w, Rc& rc, char* vec, char* tmp, int count, MPI_Datatype type, MPI_Op op, int me,
+                          int rem) {
+  if (me >= 2 * rem) return me - rem;
+  if (me % 2 == 0) {
+    rc(w.send(vec, count, type, me + 1));
+    return -1;
+  }
+  rc(w.recv(tmp, count, type, me - 1));
+  rc(PMPI_Reduce_local(tmp, vec, count, type, op));
+  return me / 2;
+}
+
 // count elements from `from` to `to` on this rank: a memcpy, or MPICH's own copy through a message
 // to itself (on the private communicator, outside the delay apparatus).
 inline int copy(const void* from, void* to, int count, MPI_Datatype type, const Span& s, MPI_Comm pc, int me) {
