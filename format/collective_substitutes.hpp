@@ -1,6 +1,6 @@
 // The names of libmstep's substitute collectives, as MSTEP_BARRIER / MSTEP_BCAST / MSTEP_ALLREDUCE /
 // MSTEP_ALLTOALL / MSTEP_ALLGATHER / MSTEP_REDUCE / MSTEP_GATHER / MSTEP_SCATTER /
-// MSTEP_REDUCE_SCATTER take them and meta.json's "collectives" records
+// MSTEP_REDUCE_SCATTER / MSTEP_SCAN take them and meta.json's "collectives" records
 // them: one grammar for the writer (interpose/substitute.hpp) and the reader
 // (model/replay/replay_collectives.hpp).
 //   barrier:   mpi | central | tree:N (2 <= N <= 255) | dissemination | auto
@@ -9,7 +9,7 @@
 //   alltoall:  mpi | bruck | scattered | pairwise | pt2pt
 //   allgather: mpi | recursive_doubling | bruck | ring | pt2pt
 //   reduce:    mpi | binomial | reduce_scatter_gather | pt2pt
-//   gather, scatter: mpi | pt2pt
+//   gather, scatter, scan: mpi | pt2pt
 //   reduce_scatter: mpi | recursive_halving | pairwise | pt2pt
 // The empty name is "mpi" (MPICH's own).
 #pragma once
@@ -39,7 +39,8 @@ enum class ReduceAlgo : std::uint8_t { Mpi, Binomial, ReduceScatterGather, Pt2pt
 // (MPIR_Reduce_scatter(_block)_intra_recursive_halving, _pairwise); pt2pt: its choice by size.
 enum class ReduceScatterAlgo : std::uint8_t { Mpi, RecursiveHalving, Pairwise, Pt2pt };
 // MPI_Gather(v) and MPI_Scatter(v), each of which MPICH 4.0.2 runs by one algorithm whatever the
-// size (binomial tree; the v versions linear): MPICH's own, or that algorithm by libmstep.
+// size (binomial tree; the v versions linear), and MPI_Scan and MPI_Exscan likewise (recursive
+// doubling, on one node): MPICH's own, or that algorithm by libmstep.
 enum class RootedAlgo : std::uint8_t { Mpi, Pt2pt };
 
 struct BarrierName {

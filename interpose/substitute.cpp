@@ -187,11 +187,18 @@ int delete_private(MPI_Comm, int, void* value, void*) {
 
 }  // namespace
 
-void Substitutes::start(int world_rank) {
+void Substitutes::start(int world_rank, bool single_host) {
   settings_ = parse_substitute_settings(std::getenv("MSTEP_BARRIER"), std::getenv("MSTEP_BCAST"), std::getenv("MSTEP_ALLREDUCE"),
                                         std::getenv("MSTEP_ALLTOALL"), std::getenv("MSTEP_GATHER"), std::getenv("MSTEP_SCATTER"),
                                         std::getenv("MSTEP_ALLGATHER"), std::getenv("MSTEP_REDUCE"),
-                                        std::getenv("MSTEP_REDUCE_SCATTER"));
+                                        std::getenv("MSTEP_REDUCE_SCATTER"), std::getenv("MSTEP_SCAN"));
+  // MPICH's MPI_Scan composes a scan within each node with one across the nodes' roots: libmstep's
+  // runs the one-node case alone, and Exscan goes with it so that one setting means one thing.
+  if (scan_on() && !single_host) {
+    settings_.scan = RootedAlgo::Mpi;
+    if (world_rank == 0)
+      std::fprintf(stderr, "mstep: MSTEP_SCAN=pt2pt runs on one host only; MPICH's own MPI_Scan and MPI_Exscan run\n");
+  }
   const bool auto_barrier = settings_.barrier == BarrierAlgo::Auto;
   const bool esssp = settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto;  // full LogGPS
   if (auto_barrier || esssp) {
@@ -229,11 +236,11 @@ std::string Substitutes::json() const {
   if ((settings_.barrier == BarrierAlgo::Auto || settings_.bcast == BcastAlgo::Auto) && !settings_.mpich.empty())
     logp += fmt::format(R"(, "mpich": {})", model::collective_times_json(settings_.mpich).dump());
   return fmt::format(
-      R"({{"barrier": "{}", "bcast": "{}", "allreduce": "{}", "alltoall": "{}", "allgather": "{}", "reduce": "{}", "gather": "{}", "scatter": "{}", "reduce_scatter": "{}"{}}})",
+      R"({{"barrier": "{}", "bcast": "{}", "allreduce": "{}", "alltoall": "{}", "allgather": "{}", "reduce": "{}", "gather": "{}", "scatter": "{}", "reduce_scatter": "{}", "scan": "{}"{}}})",
       barrier_name({settings_.barrier, settings_.tree_arity}), bcast_name(settings_.bcast),
       allreduce_name(settings_.allreduce), alltoall_name(settings_.alltoall), allgather_name(settings_.allgather),
       reduce_name(settings_.reduce), rooted_name(settings_.gather), rooted_name(settings_.scatter),
-      reduce_scatter_name(settings_.reduce_scatter), logp);
+      reduce_scatter_name(settings_.reduce_scatter), rooted_name(settings_.scan), logp);
 }
 
 Substitutes::Private Substitutes::private_comm(MPI_Comm comm) {

@@ -19,6 +19,8 @@
 //   MSTEP_SCATTER   = mpi | pt2pt (the same for MPI_Scatter and MPI_Scatterv)
 //   MSTEP_REDUCE_SCATTER = mpi | recursive_halving | pairwise | pt2pt (MPI_Reduce_scatter and
 //     MPI_Reduce_scatter_block with a commutative operation: interpose/substitute_reduce_scatter.hpp)
+//   MSTEP_SCAN      = mpi | pt2pt (MPI_Scan and MPI_Exscan as MPICH 4.0.2 runs them on one host:
+//     interpose/substitute_scan.hpp; a run over several hosts keeps MPICH's own, and says so)
 // "auto" is Zharikov and Paznikov's adaptive barrier: per communicator size, the algorithm (and
 // tree arity) of least predicted time under the LogP parameters L, o and g of the calibrated
 // parameter file ($MSTEP_PARAMS, else ~/.config/mstep/params.json), o_s = o_r = o
@@ -74,6 +76,7 @@ struct SubstituteSettings {
   RootedAlgo gather = RootedAlgo::Mpi;
   RootedAlgo scatter = RootedAlgo::Mpi;
   ReduceScatterAlgo reduce_scatter = ReduceScatterAlgo::Mpi;
+  RootedAlgo scan = RootedAlgo::Mpi;  // MPI_Scan and MPI_Exscan
   model::LogGPSParams loggps;  // barrier auto: its L, o and g; bcast esssp and auto: all of it, every pair's network
   // auto: MPI_Barrier and MPI_Bcast as `mstep calibrate` measured them (the parameter file's
   // "collectives"; absent: none), MPICH's cost beyond their messages, which auto weighs.
@@ -91,13 +94,15 @@ bool read_params_for(const std::string& path, const char* setting, bool full, Su
 SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce = nullptr,
                                              const char* alltoall = nullptr, const char* gather = nullptr,
                                              const char* scatter = nullptr, const char* allgather = nullptr,
-                                             const char* reduce = nullptr, const char* reduce_scatter = nullptr);
+                                             const char* reduce = nullptr, const char* reduce_scatter = nullptr,
+                                             const char* scan = nullptr);
 
 class Substitutes {
  public:
   // At MPI_Init on every rank: reads MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL,
-  // MSTEP_GATHER, MSTEP_SCATTER, MSTEP_ALLGATHER, MSTEP_REDUCE and MSTEP_REDUCE_SCATTER.
-  void start(int world_rank);
+  // MSTEP_GATHER, MSTEP_SCATTER, MSTEP_ALLGATHER, MSTEP_REDUCE, MSTEP_REDUCE_SCATTER and MSTEP_SCAN.
+  // `single_host`: every rank of the run is on rank 0's host (the same on every rank).
+  void start(int world_rank, bool single_host);
   bool barrier_on() const { return settings_.barrier != BarrierAlgo::Mpi; }
   bool bcast_on() const { return settings_.bcast != BcastAlgo::Mpi; }
   bool allreduce_on() const { return settings_.allreduce != AllreduceAlgo::Mpi; }
@@ -107,13 +112,14 @@ class Substitutes {
   bool gather_on() const { return settings_.gather != RootedAlgo::Mpi; }
   bool scatter_on() const { return settings_.scatter != RootedAlgo::Mpi; }
   bool reduce_scatter_on() const { return settings_.reduce_scatter != ReduceScatterAlgo::Mpi; }
+  bool scan_on() const { return settings_.scan != RootedAlgo::Mpi; }
   bool any_on() const {
     return barrier_on() || bcast_on() || allreduce_on() || alltoall_on() || allgather_on() || reduce_on() ||
-           gather_on() || scatter_on() || reduce_scatter_on();
+           gather_on() || scatter_on() || reduce_scatter_on() || scan_on();
   }
   // meta.json's "collectives" object: {"barrier": "tree:4", "bcast": "mpi", "allreduce": "mpi",
   // "alltoall": "mpi", "allgather": "mpi", "reduce": "mpi", "gather": "mpi", "scatter": "pt2pt",
-  // "reduce_scatter": "mpi"}.
+  // "reduce_scatter": "mpi", "scan": "mpi"}.
   std::string json() const;
 
   int barrier(MPI_Comm comm);
@@ -136,6 +142,9 @@ class Substitutes {
                      MPI_Comm comm);
   int reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
                            MPI_Comm comm);
+  // (interpose/substitute_scan.cpp)
+  int scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+  int exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
   // (interpose/substitute_rooted.cpp)
   int gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
              MPI_Datatype recvtype, int root, MPI_Comm comm);

@@ -1,5 +1,5 @@
 // MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL, MSTEP_GATHER, MSTEP_SCATTER,
-// MSTEP_ALLGATHER, MSTEP_REDUCE and MSTEP_REDUCE_SCATTER as read at MPI_Init, and the
+// MSTEP_ALLGATHER, MSTEP_REDUCE, MSTEP_REDUCE_SCATTER and MSTEP_SCAN as read at MPI_Init, and the
 // parameter file that auto and esssp need (interpose/substitute.hpp).
 #include <cmath>
 #include <fstream>
@@ -16,7 +16,7 @@ namespace mstep {
 SubstituteSettings parse_substitute_settings(const char* barrier, const char* bcast, const char* allreduce,
                                              const char* alltoall, const char* gather, const char* scatter,
                                              const char* allgather, const char* reduce,
-                                             const char* reduce_scatter) {
+                                             const char* reduce_scatter, const char* scan) {
   SubstituteSettings s;
   const std::string_view b = barrier ? barrier : "", c = bcast ? bcast : "", a = allreduce ? allreduce : "";
   const std::string_view t = alltoall ? alltoall : "", g = gather ? gather : "", sc = scatter ? scatter : "";
@@ -31,6 +31,8 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
   const std::optional<RootedAlgo> gn = parse_rooted_name(g), sn = parse_rooted_name(sc);
   const std::string_view rs = reduce_scatter ? reduce_scatter : "";
   const std::optional<ReduceScatterAlgo> rsn = parse_reduce_scatter_name(rs);
+  const std::string_view sa = scan ? scan : "";
+  const std::optional<RootedAlgo> san = parse_rooted_name(sa);
   if (!bn)
     s.error = fmt::format("MSTEP_BARRIER='{}' is not mpi, central, tree:N (2 <= N <= 255), dissemination or auto", b);
   else if (!cn)
@@ -49,8 +51,10 @@ SubstituteSettings parse_substitute_settings(const char* barrier, const char* bc
     s.error = fmt::format("MSTEP_SCATTER='{}' is not mpi or pt2pt", sc);
   else if (!rsn)
     s.error = fmt::format("MSTEP_REDUCE_SCATTER='{}' is not mpi, recursive_halving, pairwise or pt2pt", rs);
+  else if (!san)
+    s.error = fmt::format("MSTEP_SCAN='{}' is not mpi or pt2pt", sa);
   else
-    s.reduce_scatter = *rsn, s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn,
+    s.scan = *san, s.reduce_scatter = *rsn, s.barrier = bn->algo, s.tree_arity = bn->algo == BarrierAlgo::Tree ? bn->arity : s.tree_arity, s.bcast = *cn,
     s.allreduce = *an, s.alltoall = *tn, s.gather = *gn, s.scatter = *sn, s.allgather = *agn, s.reduce = *rdn;
   return s;
 }

@@ -33,6 +33,28 @@ double CollectiveTimes::substitute_residual(std::uint64_t m) const {
   return interpolate_excess(bytes, substitute_s, model_s, m);
 }
 
+bool libmstep_has_substitute(Op op) {
+  switch (op) {
+    case Op::Barrier:
+    case Op::Bcast:
+    case Op::Allreduce:
+    case Op::Alltoall:
+    case Op::Alltoallv:
+    case Op::Allgather:
+    case Op::Allgatherv:
+    case Op::Reduce:
+    case Op::Gather:
+    case Op::Gatherv:
+    case Op::Scatter:
+    case Op::Scatterv:
+    case Op::Reduce_scatter:
+    case Op::Reduce_scatter_block:
+    case Op::Scan:
+    case Op::Exscan: return true;
+    default: return false;
+  }
+}
+
 SubstituteMerge set_substitute_times(CollectiveTable& table, const CollectiveTable& mpich_preloaded,
                                      const CollectiveTable& substitutes_preloaded) {
   auto measured_at = [](const CollectiveTable& t, Op op, const std::vector<std::uint64_t>& bytes) -> const CollectiveTimes* {
@@ -52,7 +74,7 @@ SubstituteMerge set_substitute_times(CollectiveTable& table, const CollectiveTab
   out.recorder_s = std::max(0.0, n % 2 ? recorder[n / 2] : (recorder[n / 2 - 1] + recorder[n / 2]) / 2);
   for (auto& [op, t] : table) {
     const CollectiveTimes* b = measured_at(substitutes_preloaded, op, t.bytes);
-    if (!b) continue;
+    if (!b || !libmstep_has_substitute(op)) continue;
     t.substitute_s.clear();
     for (const double s : b->measured_s) t.substitute_s.push_back(std::max(0.0, s - out.recorder_s));
     ++out.operations;

@@ -54,6 +54,10 @@ double mpich_barrier_round_s(const CollectiveTable& table);
 // median is below 0 (noise: a cost is not negative). `mpich_preloaded`
 // and `substitutes_preloaded` need only bytes and measured_s. Returns the number of operations set
 // and that cost.
+// Whether libmstep has a substitute for `op` (interpose/substitute.hpp: MSTEP_BARRIER ... MSTEP_SCAN):
+// set_substitute_times sets substitute_s for those alone (the others ran MPICH's own in both loops).
+bool libmstep_has_substitute(Op op);
+
 struct SubstituteMerge {
   int operations = 0;
   double recorder_s = 0;

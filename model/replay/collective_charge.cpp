@@ -23,6 +23,8 @@ Event member_record(Op op, int rank, std::uint64_t m) {
     const bool root_sends = role == Role::CollRootOut;
     if ((rank == 0) == root_sends) e.send_bytes = m;
     else e.recv_bytes = m;
+  } else if (op == Op::Scan || op == Op::Exscan) {  // rank i sends m (n-1-i), receives m i
+    (rank == 0 ? e.send_bytes : e.recv_bytes) = m;
   } else if (op != Op::Barrier) {
     e.send_bytes = e.recv_bytes = m;
   }

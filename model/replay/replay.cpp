@@ -67,8 +67,8 @@ ReplayResult replay(const ReplayInput& in, const Cost& cost) {
                                     "(the tree depends on the run's per-pair latencies)",
                                     engine.recorded_substitutes_));
   if (engine.undecomposed_collectives_)
-    out.notes.push_back(fmt::format("{} collective calls kept their recorded duration (MPI_Scan, MPI_Exscan and "
-                                    "their nonblocking versions: no algorithm modelled)",
+    out.notes.push_back(fmt::format("{} collective calls kept their recorded duration (communicators too large for "
+                                    "the replay's slots: rounds x ranks reach 2^31)",
                                     engine.undecomposed_collectives_));
   if (engine.nonblocking_collectives_)
     out.notes.push_back(fmt::format("{} nonblocking collective calls were charged as their blocking versions at "

@@ -40,6 +40,8 @@ std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n) {
     case Op::Allgatherv:
     case Op::Reduce_scatter:
     case Op::Reduce_scatter_block: return e.recv_bytes / others;
+    case Op::Scan:
+    case Op::Exscan: return (e.send_bytes + e.recv_bytes) / others;  // m (n-1-i) sent and m i received
     default: return 0;
   }
 }
@@ -113,8 +115,9 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
                                              std::string_view allreduce, std::string_view alltoall,
                                              std::string_view gather, std::string_view scatter,
                                              std::string_view allgather, std::string_view reduce,
-                                             std::string_view reduce_scatter) {
+                                             std::string_view reduce_scatter, std::string_view scan) {
   CollectiveSubstitutes s;
+  s.scan = parse_rooted_name(scan) == RootedAlgo::Pt2pt;
   if (const auto r = parse_reduce_scatter_name(reduce_scatter)) {
     switch (*r) {
       case ReduceScatterAlgo::RecursiveHalving: s.reduce_scatter = CollAlgo::ReduceScatterRecHalving; break;
@@ -186,7 +189,7 @@ CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
   CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute, meta.allreduce_substitute,
                                                    meta.alltoall_substitute, meta.gather_substitute, meta.scatter_substitute,
                                                    meta.allgather_substitute, meta.reduce_substitute,
-                                                   meta.reduce_scatter_substitute);
+                                                   meta.reduce_scatter_substitute, meta.scan_substitute);
   if (meta.barrier_substitute == "auto") {
     s.barrier = CollAlgo::BarrierDissemination;
     s.barrier_auto = true;
@@ -336,6 +339,10 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
         s.substitute = true;
       }
       break;
+    // MPICH's composition for ranks consecutive on their nodes, on one node (a run over several
+    // hosts is charged as on one, as every collective here is).
+    case Op::Scan: s.algo = CollAlgo::ScanRecDbl, s.substitute = op == Op::Scan && subs.scan; break;
+    case Op::Exscan: s.algo = CollAlgo::ExscanRecDbl, s.substitute = op == Op::Exscan && subs.scan; break;
     default: break;
   }
   // Slot indices are 32-bit: communicators so large that n * rounds overflows keep their times.
@@ -362,6 +369,8 @@ std::uint32_t coll_rounds(const CollShape& s) {
     case CollAlgo::AllreduceRabenseifner: return 2 + 2 * K2;
     case CollAlgo::AllreduceRecDbl:
     case CollAlgo::ReduceScatterRecHalving: return 2 + K2;
+    case CollAlgo::ScanRecDbl: return 2 * K + 1;
+    case CollAlgo::ExscanRecDbl: return K;
     case CollAlgo::GathervLinear:
     case CollAlgo::ScattervLinear: return 1;
     case CollAlgo::AllgatherRing: return (n - 1) * allgather_ring_chunks(s);
@@ -400,6 +409,8 @@ std::string_view coll_algo_name(CollAlgo a) {
     case CollAlgo::AlltoallPairwise: return "pairwise exchange";
     case CollAlgo::ReduceScatterRecHalving: return "recursive halving";
     case CollAlgo::ReduceScatterPairwise: return "pairwise exchange";
+    case CollAlgo::ScanRecDbl: return "recursive doubling, the node's total to rank 0, a flag broadcast";
+    case CollAlgo::ExscanRecDbl: return "recursive doubling";
     case CollAlgo::BarrierCentral: return "central counter";
     case CollAlgo::BarrierCombiningTree: return "combining tree";
     case CollAlgo::BcastFlat: return "flat tree";

@@ -264,6 +264,27 @@ void coll_program(const CollShape& s, std::uint32_t me, CollOp* ops, std::uint32
     case CollAlgo::ReduceScatterPairwise:
       for (std::uint32_t i = 1; i < n; ++i) w.exchange(i, me, (me + n - i) % n, m, (me + i) % n, m);
       break;
+    case CollAlgo::ScanRecDbl:
+    case CollAlgo::ExscanRecDbl: {
+      // The partial result exchanged with me XOR 2^k in round k, where that rank exists.
+      std::uint32_t round = 0;
+      for (std::uint64_t mask = 1; mask < n; mask <<= 1, ++round) {
+        const auto dst = static_cast<std::uint32_t>(me ^ mask);
+        if (dst < n) w.exchange(round, me, dst, m, dst, m);
+      }
+      if (s.algo == CollAlgo::ExscanRecDbl) break;
+      // MPI_Scan on one node: rank 0 (the node's root) receives the last rank's result, then
+      // broadcasts whether anything more is needed (one int; nothing, with no other node).
+      if (me == n - 1) {
+        w.send(round, n - 1, 0, m);
+        w.step();
+      } else if (me == 0) {
+        w.recv(round, n - 1, n - 1, m);
+        w.step();
+      }
+      bcast_binomial(w, n, me, 0, kScanFlagBytes, round + 1);
+      break;
+    }
     // libmstep's substitutes, as interpose/substitute.cpp runs them: blocking PMPI_Send and
     // PMPI_Recv, each a step of its own. Rank 0 of the central counter receives from any source;
     // here in rank order, so its receive overheads queue as MODELS.md's (P-2) f_r says (a late

@@ -46,6 +46,11 @@ enum class CollAlgo : std::uint8_t {
   AlltoallPairwise,             // MPIR_Alltoall_intra_pairwise
   ReduceScatterRecHalving,      // MPIR_Reduce_scatter(_block)_intra_recursive_halving
   ReduceScatterPairwise,        // MPIR_Reduce_scatter(_block)_intra_pairwise
+  // ch4's MPIDI_Scan_intra_composition_alpha on one node: MPIR_Scan_intra_recursive_doubling on
+  // the whole communicator, the last rank's result to rank 0 (the node's total), then MPICH's
+  // "noneed" flag (one int) broadcast from rank 0 by a binomial tree.
+  ScanRecDbl,
+  ExscanRecDbl,                 // MPIR_Exscan_intra_recursive_doubling
   // libmstep's substitutes (interpose/substitute.hpp), when the run's meta.json says they ran:
   BarrierCentral,               // MSTEP_BARRIER=central
   BarrierCombiningTree,         // MSTEP_BARRIER=tree:N (CollShape::arity)
@@ -103,11 +108,14 @@ struct CollectiveSubstitutes {
   // with reduce_scatter_as_mpich, MPICH's choice.
   CollAlgo reduce_scatter = CollAlgo::Unsupported;
   bool reduce_scatter_as_mpich = false;
+  // MSTEP_SCAN: MPI_Scan and MPI_Exscan by libmstep (interpose/substitute_scan.hpp), MPICH's one
+  // algorithm for each on one host, charged as their messages and the substitute's residual.
+  bool scan = false;
   bool any() const {
     return barrier != CollAlgo::Unsupported || bcast != CollAlgo::Unsupported || bcast_recorded ||
            allreduce != CollAlgo::Unsupported || alltoall != CollAlgo::Unsupported || gather || scatter ||
            allgather != CollAlgo::Unsupported || reduce != CollAlgo::Unsupported ||
-           reduce_scatter != CollAlgo::Unsupported;
+           reduce_scatter != CollAlgo::Unsupported || scan;
   }
 };
 
@@ -117,7 +125,7 @@ CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::stri
                                              std::string_view allreduce = {}, std::string_view alltoall = {},
                                              std::string_view gather = {}, std::string_view scatter = {},
                                              std::string_view allgather = {}, std::string_view reduce = {},
-                                             std::string_view reduce_scatter = {});
+                                             std::string_view reduce_scatter = {}, std::string_view scan = {});
 CollectiveSubstitutes substitutes_of(const RunMeta& meta);
 
 // MPICH's thresholds (MPICH 4.0.2's built-in selection table; bytes). Broadcast's short-message
@@ -136,6 +144,8 @@ inline constexpr std::uint64_t kReduceScatterLongBytes = 524288;  // total; recu
 // The element size assumed where MPICH's choice depends on the element count (Allreduce, Reduce:
 // "count < pof2"): the trace records bytes, not counts.
 inline constexpr std::uint64_t kAssumedElementBytes = 8;
+// MPI_Scan's last message: MPICH's "noneed" flag, one int, broadcast from rank 0 of the node.
+inline constexpr std::uint64_t kScanFlagBytes = 4;
 
 // What all members of one collective instance agree on.
 struct CollShape {

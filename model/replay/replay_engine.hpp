@@ -116,7 +116,7 @@ class Engine {
   CollectiveUses uses_;
   std::uint64_t unusable_collectives_ = 0;
   std::uint64_t recorded_substitutes_ = 0;  // of those, libmstep's planned broadcasts (esssp, auto)
-  std::uint64_t undecomposed_collectives_ = 0;  // of those, operations without an algorithm (Scan)
+  std::uint64_t undecomposed_collectives_ = 0;  // of those, too large to lay out (choose_collective)
   std::uint64_t nonblocking_collectives_ = 0;   // charged as their blocking versions at their start
 
  private:

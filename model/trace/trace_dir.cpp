@@ -55,6 +55,7 @@ RunMeta read_meta(const fs::path& file, std::vector<std::string>& problems) {
       m.gather_substitute = substitute("gather");
       m.scatter_substitute = substitute("scatter");
       m.reduce_scatter_substitute = substitute("reduce_scatter");
+      m.scan_substitute = substitute("scan");
       if (c.contains("logp")) {
         const auto& l = c.at("logp");
         m.auto_L = l.value("L", 0.0), m.auto_o = l.value("o", 0.0), m.auto_g = l.value("g", 0.0);

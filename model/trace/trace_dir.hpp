@@ -33,6 +33,7 @@ struct RunMeta {
   std::string barrier_substitute, bcast_substitute, allreduce_substitute, alltoall_substitute;
   std::string gather_substitute, scatter_substitute;  // "pt2pt" or empty (MPICH's own)
   std::string allgather_substitute, reduce_substitute, reduce_scatter_substitute;
+  std::string scan_substitute;  // MPI_Scan and MPI_Exscan: "pt2pt" or empty (absent before stop 48)
   double auto_L = 0, auto_o = 0, auto_g = 0;  // barrier "auto": the LogP parameters it chose by
   // "auto": MPICH's own collective ran where auto saw no gain (meta.json collectives.logp.native_mpich;
   // false in traces of older libmstep, whose auto barrier ran the adaptive choice in every case),

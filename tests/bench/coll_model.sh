@@ -16,7 +16,7 @@
 # the same SIZES, RANKS and ROUNDS), SUBSTITUTES (1: the collectives are recorded as libmstep's
 # substitutes, MPICH's choice over point-to-point, as `mstep sensitivity` runs them, and charged
 # their own calibrated cost, `substitute_s`). Prints a table a transport and the median and worst |error|
-# over the decomposed collectives (Scan and Exscan keep their recorded time and are shown apart).
+# over every collective (MPI_Scan and MPI_Exscan too since stop 48).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 transports=${TRANSPORTS:-shm tcp}
@@ -28,7 +28,8 @@ mpiexec=${MSTEP_MPIEXEC:-mpiexec.mpich}
 substitutes=()
 [[ ${SUBSTITUTES:-0} == 1 ]] &&
   substitutes=(MSTEP_BARRIER=dissemination MSTEP_BCAST=binomial MSTEP_ALLREDUCE=pt2pt MSTEP_ALLTOALL=pt2pt
-    MSTEP_ALLGATHER=pt2pt MSTEP_REDUCE=pt2pt MSTEP_GATHER=pt2pt MSTEP_SCATTER=pt2pt MSTEP_REDUCE_SCATTER=pt2pt)
+    MSTEP_ALLGATHER=pt2pt MSTEP_REDUCE=pt2pt MSTEP_GATHER=pt2pt MSTEP_SCATTER=pt2pt MSTEP_REDUCE_SCATTER=pt2pt
+    MSTEP_SCAN=pt2pt)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

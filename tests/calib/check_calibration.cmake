@@ -40,9 +40,10 @@ need(linear.boundary linear boundary)
 need(linear.below.T0 linear below T0)
 need(linear.above.T0 linear above T0)
 need(broadcast.lambda broadcast lambda 0 1)
-# The collectives measured between the pair, beside the replay's charge: 14 operations.
+# The collectives measured between the pair, beside the replay's charge: 16 operations.
 foreach(op MPI_Barrier MPI_Bcast MPI_Reduce MPI_Allreduce MPI_Gather MPI_Gatherv MPI_Scatter MPI_Scatterv
-        MPI_Allgather MPI_Allgatherv MPI_Alltoall MPI_Alltoallv MPI_Reduce_scatter_block MPI_Reduce_scatter)
+        MPI_Allgather MPI_Allgatherv MPI_Alltoall MPI_Alltoallv MPI_Reduce_scatter_block MPI_Reduce_scatter
+        MPI_Scan MPI_Exscan)
   need(collectives.${op}.measured_s collectives ${op} measured_s 0)
   need(collectives.${op}.model_s collectives ${op} model_s 0)
 endforeach()

@@ -168,9 +168,12 @@ TEST_CASE("coverage: persistent requests, matched probes, scans and nonblocking 
   REQUIRE(rep.at("models").at("LogGPS").at("predicted_s").is_number());
   const auto notes = rep.at("notes").dump();
   INFO(notes);
-  CHECK(notes.find("28 nonblocking collective calls were charged as their blocking versions at their start") !=
+  CHECK(notes.find("32 nonblocking collective calls were charged as their blocking versions at their start") !=
         std::string::npos);
-  CHECK(notes.find("8 collective calls kept their recorded duration (MPI_Scan, MPI_Exscan") != std::string::npos);
+  // MPI_Scan and MPI_Exscan (and Iscan, Iexscan) are charged as MPICH's algorithms too.
+  CHECK(notes.find("collective calls kept their recorded duration") == std::string::npos);
+  CHECK(rep.at("mpi_time").at("MPI_Scan").at("loggps_s").get<double>() > 0);
+  CHECK(rep.at("mpi_time").at("MPI_Exscan").at("loggps_s").get<double>() > 0);
   // The per-function table has the replay's charge beside the measured time.
   CHECK(rep.at("mpi_time").at("MPI_Ibcast").at("loggps_s").get<double>() > 0);
   CHECK(rep.at("mpi_time").at("MPI_Ibcast").at("calls") == 2);

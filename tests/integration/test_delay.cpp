@@ -288,7 +288,8 @@ TEST_CASE("mstep sensitivity: measured slowdown under added L beside each model'
   CHECK(j.at("collective_substitutes") ==
         json{{"MSTEP_BARRIER", "dissemination"}, {"MSTEP_BCAST", "binomial"}, {"MSTEP_ALLREDUCE", "pt2pt"},
              {"MSTEP_ALLTOALL", "pt2pt"}, {"MSTEP_ALLGATHER", "pt2pt"}, {"MSTEP_REDUCE", "pt2pt"},
-             {"MSTEP_GATHER", "pt2pt"}, {"MSTEP_SCATTER", "pt2pt"}, {"MSTEP_REDUCE_SCATTER", "pt2pt"}});
+             {"MSTEP_GATHER", "pt2pt"}, {"MSTEP_SCATTER", "pt2pt"}, {"MSTEP_REDUCE_SCATTER", "pt2pt"},
+             {"MSTEP_SCAN", "pt2pt"}});
   for (const char* run_dir : {"baseline-1", "L=200us-1"}) {
     std::ifstream meta(dir / "sens" / run_dir / "meta.json");
     std::stringstream text;

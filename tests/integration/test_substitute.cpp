@@ -57,7 +57,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     const std::map<int, Counts> want{{0, {8, 4, 0}}, {1, {3, 3, 0}}, {2, {2, 4, 0}}, {3, {2, 4, 0}}};
     CHECK(counts_of(r.err) == want);
     const json m = meta_of(dir);
-    CHECK(m.at("collectives") == json{{"barrier", "central"}, {"bcast", "flat"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}, {"allgather", "mpi"}, {"reduce", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}, {"reduce_scatter", "mpi"}});
+    CHECK(m.at("collectives") == json{{"barrier", "central"}, {"bcast", "flat"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}, {"allgather", "mpi"}, {"reduce", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}, {"reduce_scatter", "mpi"}, {"scan", "mpi"}});
     // The report charges what ran: the substitutes, not MPICH's choice.
     const fs::path params = dir.parent_path() / "params.json";
     std::ofstream(params) << R"({"L": 2e-6, "o": 1e-6, "Os": 0, "Or": 0, "g": 5e-7, "Gs": 1e-9, "Gl": 1e-9,
@@ -81,7 +81,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     check_recorded(r, 4);
     const std::map<int, Counts> want{{0, {3, 0, 3}}, {1, {1, 1, 3}}, {2, {1, 2, 3}}, {3, {0, 2, 3}}};
     CHECK(counts_of(r.err) == want);
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "dissemination"}, {"bcast", "binomial"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}, {"allgather", "mpi"}, {"reduce", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}, {"reduce_scatter", "mpi"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "dissemination"}, {"bcast", "binomial"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}, {"allgather", "mpi"}, {"reduce", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}, {"reduce_scatter", "mpi"}, {"scan", "mpi"}});
   }
   {
     // Barrier, combining tree of arity 2: children of 0 are 1 and 2, of 1 is 3; gather up, then
@@ -92,7 +92,7 @@ TEST_CASE("substitute collectives: the same results, exactly the algorithm's mes
     check_recorded(r, 4);
     const std::map<int, Counts> want{{0, {7, 3, 0}}, {1, {3, 4, 0}}, {2, {3, 4, 0}}, {3, {2, 4, 0}}};
     CHECK(counts_of(r.err) == want);
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}, {"allgather", "mpi"}, {"reduce", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}, {"reduce_scatter", "mpi"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "tree:2"}, {"bcast", "flat"}, {"allreduce", "mpi"}, {"alltoall", "mpi"}, {"allgather", "mpi"}, {"reduce", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}, {"reduce_scatter", "mpi"}, {"scan", "mpi"}});
   }
   {
     // L = 1 us, o = g = 0, and MPICH's barrier calibrated at 2 us (1 us a round beyond its
@@ -270,7 +270,7 @@ TEST_CASE("substitute allreduce: MPICH's results to the byte, its algorithms' me
     INFO("MSTEP_ALLREDUCE=" << algo);
     const fs::path dir = counted_collectives("MSTEP_ALLREDUCE", algo, sendrecvs);
     if (dir.empty()) continue;
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", algo}, {"alltoall", "mpi"}, {"allgather", "mpi"}, {"reduce", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}, {"reduce_scatter", "mpi"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", algo}, {"alltoall", "mpi"}, {"allgather", "mpi"}, {"reduce", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}, {"reduce_scatter", "mpi"}, {"scan", "mpi"}});
     // The report charges what ran, without MPICH's calibrated cost beyond the messages.
     const std::vector<std::string> algos = report_algorithms(dir, params);
     const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
@@ -308,7 +308,7 @@ TEST_CASE("substitute alltoall: MPICH's results to the byte, its algorithms' mes
     INFO("MSTEP_ALLTOALL=" << algo);
     const fs::path dir = counted_collectives("MSTEP_ALLTOALL", algo, sendrecvs);
     if (dir.empty()) continue;
-    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", "mpi"}, {"alltoall", algo}, {"allgather", "mpi"}, {"reduce", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}, {"reduce_scatter", "mpi"}});
+    CHECK(meta_of(dir).at("collectives") == json{{"barrier", "mpi"}, {"bcast", "mpi"}, {"allreduce", "mpi"}, {"alltoall", algo}, {"allgather", "mpi"}, {"reduce", "mpi"}, {"gather", "mpi"}, {"scatter", "mpi"}, {"reduce_scatter", "mpi"}, {"scan", "mpi"}});
     // The report charges what ran, without MPICH's calibrated cost beyond the messages.
     const std::vector<std::string> algos = report_algorithms(dir, params);
     const auto has = [&](const std::string& line) { return std::find(algos.begin(), algos.end(), line) != algos.end(); };
@@ -328,13 +328,13 @@ TEST_CASE("substitute alltoall: MPICH's results to the byte, its algorithms' mes
   }
 }
 
-TEST_CASE("substitute alltoall: the delay apparatus delays each of its messages") {
+TEST_CASE("substitute alltoall: the delay apparatus delays each of its messages", "[report]") {
   // MSTEP_DELAY_L=50us at 2 ranks, 50 calls: as for the allreduce below, the two ranks' Alltoall
   // times add up to at least L a call (5% left for the clock offset); MPICH's own is not delayed.
   const DelayedRuns t = delayed_and_mpich("alltoall", "alltoall_check", "MPI_Alltoall", {0, 1},
                                           {{"MSTEP_ALLTOALL", "pt2pt"}});
   CHECK(t.delayed >= 0.95 * 50e-6 * 50);
-  CHECK(t.mpich < 0.5 * 50e-6 * 50);
+  CHECK(t.mpich < 0.5 * t.delayed);  // a fraction of the delayed run's (a noisy VM: not an absolute bound)
 }
 
 TEST_CASE("substitute allreduce: the delay apparatus delays each of its messages") {

@@ -446,6 +446,55 @@ TEST_CASE("MPICH 4.0 default algorithms by communicator and message size", "[rep
   CHECK(choose_collective(Op::Scatterv, 5, 2, 8).algo == CollAlgo::ScattervLinear);
   CHECK(choose_collective(Op::Reduce_scatter_block, 8, 0, 8).algo == CollAlgo::ReduceScatterRecHalving);
   CHECK(choose_collective(Op::Barrier, 1, 0, 0).algo == CollAlgo::Nothing);
+  CHECK(choose_collective(Op::Scan, 5, 0, 1 << 20).algo == CollAlgo::ScanRecDbl);
+  CHECK(choose_collective(Op::Exscan, 5, 0, 8).algo == CollAlgo::ExscanRecDbl);
+  CHECK(choose_collective(Op::Iscan, 2, 0, 8).algo == CollAlgo::ScanRecDbl);
+  CHECK(choose_collective(Op::Scan, 1, 0, 8).algo == CollAlgo::Nothing);
+}
+
+TEST_CASE("MPI_Scan and MPI_Exscan: MPICH's recursive doubling, and Scan's node total and flag", "[replay]") {
+  LogGPSParams p;  // o = 2, L = 5, g = 1, no per-byte costs: a message is T1 + T2 + T3 = 9
+  p.o = 2 * us;
+  p.L = 5 * us;
+  p.g = 1 * us;
+  // Rank i of n records m (n-1-i) sent and m i received (share/trace-format.md).
+  auto run = [&](Op op, int n) {
+    std::vector<RankTrace> t;
+    for (int r = 0; r < n; ++r) {
+      Event e = ev(op, 2, 40);
+      e.send_bytes = 16 * static_cast<std::uint64_t>(n - 1 - r);
+      e.recv_bytes = 16 * static_cast<std::uint64_t>(r);
+      t.push_back(make_rank(r, n, {ev(Op::Init, 0, 1), e, ev(Op::Finalize, 40, 41)}));
+    }
+    return Run(std::move(t)).loggps(p);
+  };
+  SECTION("Exscan on 3 ranks") {
+    const ReplayResult res = run(Op::Exscan, 3);
+    // Round 0 (mask 1): 0 and 1 exchange from 2: each sends 2-4, has the other's at 4 + 5 = 9,
+    // receives 9-11. Rank 2 has no partner (3 > 2). Round 1 (mask 2): 2 and 0 exchange; rank 2
+    // sends at 2-4, which reaches rank 0 at 9; rank 0 sends at 11-13, and its receive, whose
+    // message is there, ends at 11 + 2 (a step's receive overheads run from the step's start, as
+    // for every collective here); rank 2 has rank 0's at 13 + 5 = 18, receives 18-20. Zero is 1.
+    CHECK(res.finish_s[0] == Approx(12 * us));
+    CHECK(res.finish_s[1] == Approx(10 * us));
+    CHECK(res.finish_s[2] == Approx(19 * us));
+    REQUIRE(res.collective_algorithms.size() == 1);
+    CHECK(res.collective_algorithms[0] == "MPI_Exscan: recursive doubling (MPICH default for 3 ranks, 16 bytes; 1 call)");
+  }
+  SECTION("Scan on 2 ranks") {
+    const ReplayResult res = run(Op::Scan, 2);
+    // The exchange 2-11 on both; rank 1 sends its result to rank 0 at 11-13, which receives it at
+    // 18-20 and sends the flag at 20-22; rank 1 has it at 27, receives 27-29.
+    CHECK(res.finish_s[0] == Approx(21 * us));
+    CHECK(res.finish_s[1] == Approx(28 * us));
+    REQUIRE(res.collective_algorithms.size() == 1);
+    CHECK(res.collective_algorithms[0] ==
+          "MPI_Scan: recursive doubling, the node's total to rank 0, a flag broadcast (MPICH default for 2 ranks, "
+          "16 bytes; 1 call)");
+    CHECK(res.notes.end() == std::find_if(res.notes.begin(), res.notes.end(), [](const std::string& n) {
+            return n.find("recorded duration") != std::string::npos;
+          }));
+  }
 }
 
 TEST_CASE("MSTEP_ALLTOALL: the blocking MPI_Alltoall charged as libmstep's substitute ran it", "[replay]") {
@@ -620,7 +669,7 @@ TEST_CASE("every decomposed message has exactly one sender and one receiver", "[
       {Op::Gather, 64},        {Op::Scatter, 64},      {Op::Gatherv, 64},    {Op::Scatterv, 64},
       {Op::Allgather, 64},     {Op::Allgather, 100000}, {Op::Allgatherv, 100000}, {Op::Alltoall, 64},  {Op::Alltoall, 1000},
       {Op::Alltoall, 100000},  {Op::Alltoallv, 64},    {Op::Reduce_scatter_block, 64},
-      {Op::Reduce_scatter, 100000}};
+      {Op::Reduce_scatter, 100000}, {Op::Scan, 64}, {Op::Exscan, 64}, {Op::Scan, 100000}};
   for (const auto& [op, m] : cases) {
     for (std::uint32_t n : {2u, 3u, 4u, 5u, 6u, 7u, 8u, 12u, 16u, 33u, 64u}) {
       for (std::uint32_t root : {0u, n / 2, n - 1}) {

@@ -7,7 +7,7 @@ namespace mstep::calib {
 
 namespace {
 
-// The blocking collectives the replay decomposes (Scan and Exscan keep their recorded time), and
+// The blocking collectives the replay decomposes, and
 // MPI_Sendrecv with the other rank: an exchange, two messages at once in opposite directions, which
 // a transport may not overlap as the model does (over UCX's TCP it takes 1.3-1.7 half round trips:
 // tests/bench/exchange.c); and the same exchange made of MPI_Irecv, MPI_Isend and MPI_Waitall (the
@@ -15,7 +15,7 @@ namespace {
 constexpr std::array kOps{Op::Barrier,   Op::Bcast,      Op::Reduce,   Op::Allreduce, Op::Gather,
                           Op::Gatherv,   Op::Scatter,    Op::Scatterv, Op::Allgather, Op::Allgatherv,
                           Op::Alltoall,  Op::Alltoallv,  Op::Reduce_scatter_block, Op::Reduce_scatter,
-                          Op::Sendrecv,  Op::Waitall};
+                          Op::Scan,      Op::Exscan,     Op::Sendrecv, Op::Waitall};
 
 // One call of `op` with blocks of m bytes on two ranks, root 0 (reductions: m / 4 ints, at least 1).
 void call(Op op, MPI_Comm c, int m, char* a, char* b) {
@@ -36,6 +36,8 @@ void call(Op op, MPI_Comm c, int m, char* a, char* b) {
     case Op::Alltoallv: MPI_Alltoallv(a, counts, displs, MPI_BYTE, b, counts, displs, MPI_BYTE, c); break;
     case Op::Reduce_scatter_block: MPI_Reduce_scatter_block(a, b, ints, MPI_INT, MPI_SUM, c); break;
     case Op::Reduce_scatter: MPI_Reduce_scatter(a, b, icounts, MPI_INT, MPI_SUM, c); break;
+    case Op::Scan: MPI_Scan(a, b, ints, MPI_INT, MPI_SUM, c); break;
+    case Op::Exscan: MPI_Exscan(a, b, ints, MPI_INT, MPI_SUM, c); break;
     case Op::Sendrecv: {
       int me = 0;
       MPI_Comm_rank(c, &me);

@@ -240,13 +240,14 @@ void run_sensitivity(const SensitivityOptions& o) {
                                  ((e.op == Op::Gather || e.op == Op::Gatherv) && !meta.gather_substitute.empty()) ||
                                  ((e.op == Op::Scatter || e.op == Op::Scatterv) && !meta.scatter_substitute.empty()) ||
                                  ((e.op == Op::Reduce_scatter || e.op == Op::Reduce_scatter_block) &&
-                                  !meta.reduce_scatter_substitute.empty());
+                                  !meta.reduce_scatter_substitute.empty()) ||
+                                 ((e.op == Op::Scan || e.op == Op::Exscan) && !meta.scan_substitute.empty());
         collectives += !substituted;
       }
   if (collectives > 0)
     notes.push_back(fmt::format(
         "{} collective call{} (all ranks) ran MPICH's own algorithm, which the apparatus does not delay (libmstep's "
-        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v), MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v) and MPI_Reduce_scatter(_block) with a commutative operation it does), where the raised models charge their "
+        "substitutes for MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Reduce, MPI_Alltoall(v), MPI_Allgather(v), MPI_Gather(v), MPI_Scatter(v), MPI_Reduce_scatter(_block) with a commutative operation, MPI_Scan and MPI_Exscan it does), where the raised models charge their "
         "messages too: there the predicted slowdown is not the apparatus's",
         collectives, collectives == 1 ? "" : "s"));
   std::string substituted;

@@ -10,6 +10,7 @@ namespace mstep::cli {
 inline constexpr std::pair<const char*, const char*> kMpichChoiceSubstitutes[] = {
     {"MSTEP_BARRIER", "dissemination"}, {"MSTEP_BCAST", "binomial"}, {"MSTEP_ALLREDUCE", "pt2pt"},
     {"MSTEP_ALLTOALL", "pt2pt"},        {"MSTEP_ALLGATHER", "pt2pt"}, {"MSTEP_REDUCE", "pt2pt"},
-    {"MSTEP_GATHER", "pt2pt"},          {"MSTEP_SCATTER", "pt2pt"},   {"MSTEP_REDUCE_SCATTER", "pt2pt"}};
+    {"MSTEP_GATHER", "pt2pt"},          {"MSTEP_SCATTER", "pt2pt"},   {"MSTEP_REDUCE_SCATTER", "pt2pt"},
+    {"MSTEP_SCAN", "pt2pt"}};
 
 }  // namespace mstep::cli
