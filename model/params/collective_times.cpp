@@ -55,31 +55,19 @@ bool libmstep_has_substitute(Op op) {
   }
 }
 
-SubstituteMerge set_substitute_times(CollectiveTable& table, const CollectiveTable& mpich_preloaded,
-                                     const CollectiveTable& substitutes_preloaded) {
-  auto measured_at = [](const CollectiveTable& t, Op op, const std::vector<std::uint64_t>& bytes) -> const CollectiveTimes* {
-    const auto it = t.find(op);
-    return it != t.end() && it->second.bytes == bytes && it->second.measured_s.size() == bytes.size() ? &it->second : nullptr;
-  };
-  std::vector<double> recorder;
-  for (const auto& [op, t] : table)
-    if (const CollectiveTimes* a = measured_at(mpich_preloaded, op, t.bytes); a && t.measured_s.size() == t.bytes.size())
-      for (std::size_t i = 0; i < t.bytes.size(); ++i) recorder.push_back(a->measured_s[i] - t.measured_s[i]);
-  SubstituteMerge out;
-  if (recorder.empty()) return out;
-  std::sort(recorder.begin(), recorder.end());
-  const std::size_t n = recorder.size();
-  // A cost is not negative: a median below 0 is the two measurements' noise (the recorder adds
-  // well under its spread here, about 0.1 us a call).
-  out.recorder_s = std::max(0.0, n % 2 ? recorder[n / 2] : (recorder[n / 2 - 1] + recorder[n / 2]) / 2);
+int set_substitute_times(CollectiveTable& table, const CollectiveTable& substitutes_preloaded, double recorder_s) {
+  const double recorder = std::isfinite(recorder_s) ? std::max(0.0, recorder_s) : 0.0;
+  int operations = 0;
   for (auto& [op, t] : table) {
-    const CollectiveTimes* b = measured_at(substitutes_preloaded, op, t.bytes);
-    if (!b || !libmstep_has_substitute(op)) continue;
+    const auto it = substitutes_preloaded.find(op);
+    if (it == substitutes_preloaded.end() || !libmstep_has_substitute(op)) continue;
+    const CollectiveTimes& b = it->second;
+    if (b.bytes != t.bytes || b.measured_s.size() != t.bytes.size()) continue;
     t.substitute_s.clear();
-    for (const double s : b->measured_s) t.substitute_s.push_back(std::max(0.0, s - out.recorder_s));
-    ++out.operations;
+    for (const double s : b.measured_s) t.substitute_s.push_back(std::max(0.0, s - recorder));
+    ++operations;
   }
-  return out;
+  return operations;
 }
 
 double mpich_barrier_round_s(const CollectiveTable& table) {

@@ -45,25 +45,17 @@ using CollectiveTable = std::map<Op, CollectiveTimes>;
 // residual at 2 ranks, one round); 0 where the table has no MPI_Barrier.
 double mpich_barrier_round_s(const CollectiveTable& table);
 
-// Sets substitute_s of every operation of `table` that both loops measured at its sizes: the
-// substitute's time preloaded with libmstep less the recorder's cost per call, at least 0. That
-// cost is one figure, the median over every operation and size of MPICH's own preloaded time less
-// its native one (table's measured_s): per call the recorder does the same work whatever the
-// collective and its size, while one entry's difference can be MPICH's own noise (a 1 MiB
-// reduction's temporary buffer faults afresh, or not, with the allocator's state); 0 where that
-// median is below 0 (noise: a cost is not negative). `mpich_preloaded`
-// and `substitutes_preloaded` need only bytes and measured_s. Returns the number of operations set
-// and that cost.
 // Whether libmstep has a substitute for `op` (interpose/substitute.hpp: MSTEP_BARRIER ... MSTEP_SCAN):
-// set_substitute_times sets substitute_s for those alone (the others ran MPICH's own in both loops).
+// set_substitute_times sets substitute_s for those alone (the others ran MPICH's own).
 bool libmstep_has_substitute(Op op);
 
-struct SubstituteMerge {
-  int operations = 0;
-  double recorder_s = 0;
-};
-SubstituteMerge set_substitute_times(CollectiveTable& table, const CollectiveTable& mpich_preloaded,
-                                     const CollectiveTable& substitutes_preloaded);
+// Sets substitute_s of every operation of `table` that libmstep substitutes and the substitutes'
+// loops measured at its sizes (`substitutes_preloaded`: bytes and measured_s): the substitute's time
+// under the recorder less the recorder's cost per call, `recorder_s` (taken as 0 below 0: a cost is
+// not negative), each at least 0. Per call the recorder does the same work whatever the collective
+// and its size, so that cost is one figure (mstep calibrate measures it directly: the recorded less
+// the native time of a collective that moves nothing). Returns the number of operations set.
+int set_substitute_times(CollectiveTable& table, const CollectiveTable& substitutes_preloaded, double recorder_s);
 
 // "collectives": {"MPI_Allreduce": {"bytes": [...], "measured_s": [...], "model_s": [...]}, ...};
 // ParamsError naming the key on anything else.

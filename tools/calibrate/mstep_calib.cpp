@@ -46,6 +46,7 @@ struct Options {
   bool pin = true;
   bool progress = true;
   bool collectives_only = false;
+  bool self_probe_only = false;  // with collectives_only: the probe alone
 };
 
 // 1, 2, 3, 4, 6, 8, 12, ... (powers of two and the points half-way in between on a log scale),
@@ -217,25 +218,43 @@ model::CalibrationParams build_params(const Pt2ptResult& pt, const PatternResult
   return out;
 }
 
+// A collective that moves nothing, per call: one int summed on MPI_COMM_SELF (MPICH copies it), the
+// fastest of 5 loops of 2000 calls. Under libmstep less native, the recorder's own cost per call.
+double self_allreduce_s() {
+  int in = 1, out = 0;
+  double best = 1e9;
+  for (int round = 0; round < 5; ++round) {
+    const double t0 = now();
+    for (int k = 0; k < 2000; ++k) MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_SELF);
+    best = std::min(best, (now() - t0) / 2000);
+  }
+  return best;
+}
+
 // --collectives-only: the loops of measure_collectives between ranks 0 and 1, three rounds each
-// even when quick (mstep calibrate takes the difference of two such runs), no exchanges.
+// even when quick (mstep calibrate compares such runs), no exchanges; then rank 0's
+// self_allreduce_s. --self-probe-only: that alone.
 int collectives_only(const Options& o, int rank, bool in_pair) {
   std::vector<char> sb(2u << 20, 'm'), rb(sb.size(), 0);
   model::CollectiveTable colls;
+  double self_s = 0;
   {
     const Comm pair = Comm::split(MPI_COMM_WORLD, in_pair ? 0 : -1, rank == 0 ? 0 : 1);
     enter_phase(o, rank, "collectives");
-    if (pair) {
+    if (pair && !o.self_probe_only) {
       CollectiveOptions co;
       co.exchanges = false;
       if (o.quick) co.loop_budget = 1e-3;
       colls = measure_collectives(pair, sb, rb, co);
     }
+    if (rank == 0) self_s = self_allreduce_s();
     sleepy_barrier(MPI_COMM_WORLD);
   }
   enter_phase(o, rank, "fit and write");
   if (rank == 0) {
-    nlohmann::ordered_json j{{"format", "mstep-calib-collectives"}, {"collectives", nlohmann::ordered_json::object()}};
+    nlohmann::ordered_json j{{"format", "mstep-calib-collectives"},
+                             {"self_allreduce_s", self_s},
+                             {"collectives", nlohmann::ordered_json::object()}};
     for (const auto& [op, t] : colls)
       j["collectives"][std::string(mpi_name(op))] = nlohmann::ordered_json{{"bytes", t.bytes}, {"measured_s", t.measured_s}};
     const std::string text = j.dump(2) + "\n";
@@ -266,6 +285,9 @@ int run(int argc, char** argv) {
   app.add_option("--phase-file", o.phase_file, "File in which rank 0 names the phase it is in");
   app.add_flag("--collectives-only", o.collectives_only,
                "Measure the collectives' loops between ranks 0 and 1 alone and write their times");
+  app.add_flag("--self-probe-only", o.self_probe_only,
+               "With --collectives-only: only a one-int MPI_Allreduce on MPI_COMM_SELF, per call")
+      ->needs("--collectives-only");
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

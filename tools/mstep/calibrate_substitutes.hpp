@@ -2,9 +2,9 @@
 // MPICH's choice of algorithm over point-to-point messages, timed per call between two ranks as
 // MPICH's own were, so that the replay charges a substitute's own cost beyond its messages
 // (allocation, copies, local reductions, the private communicator) as it charges MPICH's
-// (model::CollectiveTimes::substitute_s). mstep_calib --collectives-only runs twice under libmstep,
-// once with MPICH's collectives and once with the substitutes; the recorder's cost per call is in
-// both and cancels in their difference.
+// (model::CollectiveTimes::substitute_s). mstep_calib --collectives-only runs under libmstep with
+// the substitutes, twice; the recorder's cost per call in those times is measured beside them on a
+// one-int MPI_Allreduce on MPI_COMM_SELF, recorded and native (--self-probe-only), and taken off.
 #pragma once
 
 #include <filesystem>
