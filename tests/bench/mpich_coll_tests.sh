@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Issue 15: MPICH's own collective tests (test/mpi/coll of its source) with libmstep's substitute
-# barriers, broadcasts, allreduces, alltoalls, gathers, scatters, allgathers, reduces and
-# reduce-scatters. Builds the
+# barriers, broadcasts, allreduces, alltoalls, gathers, scatters, allgathers, reduces,
+# reduce-scatters and scans. Builds the
 # tests of its testlist that call MPI_Barrier, MPI_Bcast, MPI_Allreduce, MPI_Alltoall(v),
-# MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v), MPI_Reduce or MPI_Reduce_scatter(_block)
+# MPI_Gather(v), MPI_Scatter(v), MPI_Allgather(v), MPI_Reduce, MPI_Reduce_scatter(_block) or
+# MPI_Scan / MPI_Exscan
 # (on intracommunicators, and two on intercommunicators, where MPICH's own run), and runs each at the
 # rank counts (and with the arguments) the testlist gives: natively, under mstep record with MPICH's
 # collectives, and under mstep record with each set of substitutes
-# (barrier/bcast/allreduce/alltoall/gather/scatter/allgather/reduce/reduce_scatter). A run
+# (barrier/bcast/allreduce/alltoall/gather/scatter/allgather/reduce/reduce_scatter/scan). A run
 # passes when it exits 0 and prints " No Errors" (MPICH's convention). Blocking calls yield (the
 # test suite's shim), so 10 ranks on 2 cores finish.
 #   MPICH_TEST_SRC=DIR tests/bench/mpich_coll_tests.sh [BUILD_DIR] [PARAMS]     (about 5 minutes)
@@ -56,13 +57,13 @@ cat >"$work/mpitestconf.h" <<'EOF'
 EOF
 
 # (allred, allred2 and reduce need MPICH's dtpools library, which this script does not build.)
-tests=${TESTS:-"allgatherv2 allgatherv3 allgatherv4 coll6 bcasttest bcastzerotype coll8 coll9 coll10 coll12 allred3 allred4 allred5 allred6 allredmany alltoall1 coll13 alltoallv gather gather2 gatherv scatter2 scatter3 scattern scatterv coll4 coll5 icgather icscatter allgather2 allgather3 allgather_struct red3 red4 redscat redscat2 redscat3 redscatinter red_scat_block red_scat_block2 redscatblk3 redscatbkinter opband opprod opsum opminloc opmaxloc uoplong"}
-# Barrier/broadcast/allreduce/alltoall/gather/scatter/allgather/reduce/reduce_scatter: "mpi/.../mpi" is MPICH's own
+tests=${TESTS:-"allgatherv2 allgatherv3 allgatherv4 coll6 bcasttest bcastzerotype coll8 coll9 coll10 coll12 allred3 allred4 allred5 allred6 allredmany alltoall1 coll13 alltoallv gather gather2 gatherv scatter2 scatter3 scattern scatterv coll4 coll5 icgather icscatter allgather2 allgather3 allgather_struct red3 red4 redscat redscat2 redscat3 redscatinter red_scat_block red_scat_block2 redscatblk3 redscatbkinter opband opprod opsum opminloc opmaxloc uoplong scantst exscan exscan2"}
+# Barrier/broadcast/allreduce/alltoall/gather/scatter/allgather/reduce/reduce_scatter/scan: "mpi/.../mpi" is MPICH's own
 # under mstep; the others are libmstep's.
-settings="mpi/mpi/mpi/mpi/mpi/mpi/mpi/mpi/mpi central/flat/recursive_doubling/bruck/pt2pt/pt2pt/bruck/binomial/recursive_halving tree:4/binomial/reduce_scatter_allgather/scattered/mpi/pt2pt/ring/reduce_scatter_gather/pairwise dissemination/esssp/pt2pt/pairwise/pt2pt/mpi/recursive_doubling/pt2pt/pt2pt auto/auto/pt2pt/pt2pt/pt2pt/pt2pt/pt2pt/pt2pt/pt2pt"
+settings="mpi/mpi/mpi/mpi/mpi/mpi/mpi/mpi/mpi/mpi central/flat/recursive_doubling/bruck/pt2pt/pt2pt/bruck/binomial/recursive_halving/pt2pt tree:4/binomial/reduce_scatter_allgather/scattered/mpi/pt2pt/ring/reduce_scatter_gather/pairwise/mpi dissemination/esssp/pt2pt/pairwise/pt2pt/mpi/recursive_doubling/pt2pt/pt2pt/pt2pt auto/auto/pt2pt/pt2pt/pt2pt/pt2pt/pt2pt/pt2pt/pt2pt/pt2pt"
 failed=0
 printf "%-22s %5s %8s" test ranks native
-for s in $settings; do printf " %88s" "$s"; done
+for s in $settings; do printf " %92s" "$s"; done
 echo
 for t in $tests; do
   mpicc.mpich -O1 -w -I"$work" -I"$src/include" -o "$work/$t" "$src/coll/$t.c" "$src/util/mtest.c" \
@@ -80,10 +81,10 @@ for t in $tests; do
     printf "%-22s %5s %8s" "$t${args:+ $args}" "$n" "$native"
     for s in $settings; do
       rc=0
-      IFS=/ read -r barrier bcast allreduce alltoall gather scatter allgather reduce reduce_scatter <<<"$s"
+      IFS=/ read -r barrier bcast allreduce alltoall gather scatter allgather reduce reduce_scatter scan <<<"$s"
       (cd "$work" && MSTEP_PARAMS="$params" MSTEP_BARRIER="$barrier" MSTEP_BCAST="$bcast" MSTEP_ALLREDUCE="$allreduce" \
         MSTEP_ALLTOALL="$alltoall" MSTEP_GATHER="$gather" MSTEP_SCATTER="$scatter" \
-        MSTEP_ALLGATHER="$allgather" MSTEP_REDUCE="$reduce" MSTEP_REDUCE_SCATTER="$reduce_scatter" \
+        MSTEP_ALLGATHER="$allgather" MSTEP_REDUCE="$reduce" MSTEP_REDUCE_SCATTER="$reduce_scatter" MSTEP_SCAN="$scan" \
         LD_PRELOAD="$shim" timeout 120 "$build/bin/mstep" record -f -o "$work/trace" -- "$mpiexec" -n "$n" "./$t" \
         "${argv[@]}") >"$work/out" 2>&1 || rc=$?
       result=FAIL
@@ -92,7 +93,7 @@ for t in $tests; do
         failed=1
         cp "$work/out" "$work/failed-$t-$n-${s//[:\/]/_}.log"
       fi
-      printf " %88s" "$result"
+      printf " %92s" "$result"
     done
     echo
   done 3< <(awk -v t="$t" '$1 == t {
