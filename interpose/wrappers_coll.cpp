@@ -175,16 +175,16 @@ extern "C" int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int 
 }
 
 // Scan and Exscan share one signature.
-#define MSTEP_SCAN(NAME, SUB)                                                                             \
+#define MSTEP_SCAN(NAME, SUB)                                                                           \
   extern "C" int MPI_##NAME(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, \
-                            MPI_Comm comm) {                                                           \
-    if (!g_recorder.active()) return PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm);             \
-    Event e = begin_event(Op::NAME, MSTEP_CALLER);                                                     \
-    const int rc = g_substitutes.SUB(sendbuf, recvbuf, count, type, op, comm);                         \
-    Coll k = finish_coll(e, comm);                                                                     \
-    bytes_scan(k, count, type);                                                                        \
-    g_recorder.record(k.e);                                                                            \
-    return rc;                                                                                         \
+                            MPI_Comm comm) {                                                            \
+    if (!g_recorder.active()) return PMPI_##NAME(sendbuf, recvbuf, count, type, op, comm);              \
+    Event e = begin_event(Op::NAME, MSTEP_CALLER);                                                      \
+    const int rc = g_substitutes.SUB(sendbuf, recvbuf, count, type, op, comm);                          \
+    Coll k = finish_coll(e, comm);                                                                      \
+    bytes_scan(k, count, type);                                                                         \
+    g_recorder.record(k.e);                                                                             \
+    return rc;                                                                                          \
   }
 
 MSTEP_SCAN(Scan, scan)
