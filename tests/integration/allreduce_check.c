@@ -41,13 +41,8 @@ static void run_case(MPI_Comm comm, MPI_Datatype type, MPI_Op op, int count, siz
   char* in = malloc(bytes);
   char* got = malloc(bytes);
   char* want = malloc(bytes);
+  fill_case_input(in, bytes, me, kind, 1.0, 0.0); /* integral doubles */
   int* iv = (int*)in;
-  double* dv = (double*)in;
-  for (size_t i = 0; i < bytes / sizeof(int); ++i) iv[i] = (int)((i * 7 + (size_t)me * 13) % 1000) + 1;
-  if (kind == 1)
-    for (size_t i = 0; i < bytes / sizeof(double); ++i) dv[i] = (double)((i * 3 + (size_t)me * 5) % 977);
-  if (kind == 2) /* MAXLOC pairs: (value, index) with ties */
-    for (size_t i = 0; i < bytes / sizeof(int); i += 2) iv[i] = (int)((i + (size_t)me) % 5), iv[i + 1] = me;
   if (kind == 3) /* affine maps mod 65521 */
     for (size_t i = 0; i < bytes / sizeof(int); ++i) iv[i] = (int)((i * 31 + (size_t)me * 101 + 1) % kModulus);
   for (int in_place = 0; in_place < 2; ++in_place) {
@@ -107,11 +102,9 @@ static void cases_on(MPI_Comm comm, MPI_Op affine, MPI_Op strided_sum, MPI_Datat
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const int reduce = argc > 1 && strcmp(argv[1], "reduce") == 0;
-  if (argc > 2 && strcmp(argv[1], "loop") == 0) { /* K rounds of MPI_Reduce to 0 and MPI_Bcast back */
-    const int calls = atoi(argv[2]);
-    int size = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int size = world_size();
+  const int calls = loop_calls(argc, argv);
+  if (calls >= 0) { /* K rounds of MPI_Reduce to 0 and MPI_Bcast back */
     for (int k = 0; k < calls; ++k) {
       int mine = g_rank + k, sum = -1;
       CHECK_RC(MPI_Reduce(&mine, &sum, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
@@ -122,9 +115,6 @@ int main(int argc, char** argv) {
   }
   const char* setting = getenv("MSTEP_REDUCE");
   g_substituted = setting && *setting && strcmp(setting, "mpi") != 0;
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Op affine, strided_sum;
   MPI_Op_create(compose, 0, &affine);
   MPI_Op_create(add_every_other, 1, &strided_sum);

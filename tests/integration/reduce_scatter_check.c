@@ -41,15 +41,8 @@ static void run_case(MPI_Comm comm, const int* counts, int block, MPI_Datatype t
   char* in = malloc(bytes);
   char* got = malloc(bytes);
   char* want = malloc(bytes);
-  int* iv = (int*)in;
-  double* dv = (double*)in;
-  for (size_t i = 0; i < bytes / sizeof(int); ++i) iv[i] = (int)((i * 7 + (size_t)me * 13) % 1000) + 1;
   /* Integral values under a forced algorithm, which sums in another order than MPICH's choice. */
-  if (kind == 1)
-    for (size_t i = 0; i < bytes / sizeof(double); ++i)
-      dv[i] = (g_forced ? 1.0 : 0.1) * (double)((i * 3 + (size_t)me * 5) % 977) + (g_forced ? 0.0 : 1e-7 * me);
-  if (kind == 2)
-    for (size_t i = 0; i + 1 < bytes / sizeof(int); i += 2) iv[i] = (int)((i + (size_t)me) % 5), iv[i + 1] = me;
+  fill_case_input(in, bytes, me, kind, g_forced ? 1.0 : 0.1, g_forced ? 0.0 : 1e-7);
   for (int in_place = 0; in_place < 2; ++in_place) {
     /* MPICH 4.0.2's own in-place MPI_Reduce_scatter from 512 KiB in all (pairwise) moves a rank's
      * block to the start of recvbuf with a copy that asserts when the two overlap (uneven
@@ -103,11 +96,9 @@ static void cases_on(MPI_Comm comm, MPI_Datatype every_other, MPI_Op user_sum, M
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc > 2 && strcmp(argv[1], "loop") == 0) {
-    const int calls = atoi(argv[2]);
+  const int size = world_size();
+  const int calls = loop_calls(argc, argv);
+  if (calls >= 0) {
     int* in = malloc((size_t)size * sizeof(int));
     for (int k = 0; k < calls; ++k) {
       for (int j = 0; j < size; ++j) in[j] = 1000 * g_rank + j + k;

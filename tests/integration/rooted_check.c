@@ -155,11 +155,9 @@ static void cases_on(MPI_Comm comm, MPI_Datatype every_other) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc > 2 && strcmp(argv[1], "loop") == 0) {
-    const int calls = atoi(argv[2]);
+  const int size = world_size();
+  const int calls = loop_calls(argc, argv);
+  if (calls >= 0) {
     int* all = malloc((size_t)size * sizeof(int));
     for (int k = 0; k < calls; ++k) {
       int mine = 1000 * g_rank + k, back = -1;

@@ -32,13 +32,7 @@ static void run_case(MPI_Comm comm, int exclusive, int count, MPI_Datatype type,
   char* in = malloc(bytes);
   char* got = malloc(bytes);
   char* want = malloc(bytes);
-  int* iv = (int*)in;
-  double* dv = (double*)in;
-  for (size_t i = 0; i < bytes / sizeof(int); ++i) iv[i] = (int)((i * 7 + (size_t)me * 13) % 1000) + 1;
-  if (kind == 1)
-    for (size_t i = 0; i < bytes / sizeof(double); ++i) dv[i] = 0.1 * (double)((i * 3 + (size_t)me * 5) % 977) + 1e-7 * me;
-  if (kind == 2)
-    for (size_t i = 0; i + 1 < bytes / sizeof(int); i += 2) iv[i] = (int)((i + (size_t)me) % 5), iv[i + 1] = me;
+  fill_case_input(in, bytes, me, kind, 0.1, 1e-7);
   for (int in_place = 0; in_place < 2; ++in_place) {
     /* In place, both start from the input; otherwise from a pattern (Exscan leaves rank 0's
      * recvbuf as it was, and a strided type's holes). */
@@ -80,11 +74,9 @@ static void cases_on(MPI_Comm comm, MPI_Datatype every_other, MPI_Op user_sum, M
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  int size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc > 2 && strcmp(argv[1], "loop") == 0) {
-    const int calls = atoi(argv[2]);
+  const int size = world_size();
+  const int calls = loop_calls(argc, argv);
+  if (calls >= 0) {
     for (int k = 0; k < calls; ++k) {
       const int in = g_rank + k;
       int out = -1;
