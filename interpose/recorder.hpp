@@ -116,8 +116,8 @@ class Recorder {
   const CommInfo* take_message(MPI_Message m);
 
   int rank() const { return rank_; }
-  // Every rank of the run on rank 0's host (the same answer on every rank).
-  bool single_host() const { return single_host_; }
+  // Whether this rank runs on rank 0's host (the same processor name).
+  bool shares_rank0_host() const { return on_rank0_host_; }
   // Rank 0's clock minus this rank's, for the delay apparatus: 0 on rank 0's host, which shares
   // its CLOCK_MONOTONIC (the offset measured there is noise of up to half the best of the sync's
   // round trips: tens of microseconds with another job on the cores, which shortened or erased
@@ -185,7 +185,6 @@ class Recorder {
   double ticks_per_second_ = 1e9;
   std::vector<std::string> hosts_;
   bool on_rank0_host_ = true;
-  bool single_host_ = true;
   std::string mpi_version_;
   std::string delay_json_;
   std::string collectives_json_;

@@ -73,9 +73,6 @@ void Recorder::start(int thread_level) {
   dir_ = choose_dir(tool_comm_);
   hosts_ = gather_hosts(tool_comm_, rank_, size_);
   on_rank0_host_ = on_rank0_host(tool_comm_, rank_);
-  int here = on_rank0_host_ ? 1 : 0, everywhere = 0;
-  PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_LAND, tool_comm_);
-  single_host_ = everywhere != 0;
   mpi_version_ = mpi_library_version();
   clocks_.push_back(sync_clock_with_rank0(tool_comm_, rank_, size_, ClockSync::AtInit));
 

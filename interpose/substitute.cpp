@@ -187,17 +187,23 @@ int delete_private(MPI_Comm, int, void* value, void*) {
 
 }  // namespace
 
-void Substitutes::start(int world_rank, bool single_host) {
+void Substitutes::start(int world_rank, bool on_rank0_host) {
   settings_ = parse_substitute_settings(std::getenv("MSTEP_BARRIER"), std::getenv("MSTEP_BCAST"), std::getenv("MSTEP_ALLREDUCE"),
                                         std::getenv("MSTEP_ALLTOALL"), std::getenv("MSTEP_GATHER"), std::getenv("MSTEP_SCATTER"),
                                         std::getenv("MSTEP_ALLGATHER"), std::getenv("MSTEP_REDUCE"),
                                         std::getenv("MSTEP_REDUCE_SCATTER"), std::getenv("MSTEP_SCAN"));
   // MPICH's MPI_Scan composes a scan within each node with one across the nodes' roots: libmstep's
   // runs the one-node case alone, and Exscan goes with it so that one setting means one thing.
-  if (scan_on() && !single_host) {
-    settings_.scan = RootedAlgo::Mpi;
-    if (world_rank == 0)
-      std::fprintf(stderr, "mstep: MSTEP_SCAN=pt2pt runs on one host only; MPICH's own MPI_Scan and MPI_Exscan run\n");
+  // Asked only where it is set (every rank reads the same settings: a substitute's private
+  // communicator is made collectively too), so no other run pays a collective at MPI_Init.
+  if (scan_on()) {
+    int here = on_rank0_host ? 1 : 0, everywhere = 0;
+    PMPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+    if (!everywhere) {
+      settings_.scan = RootedAlgo::Mpi;
+      if (world_rank == 0)
+        std::fprintf(stderr, "mstep: MSTEP_SCAN=pt2pt runs on one host only; MPICH's own MPI_Scan and MPI_Exscan run\n");
+    }
   }
   const bool auto_barrier = settings_.barrier == BarrierAlgo::Auto;
   const bool esssp = settings_.bcast == BcastAlgo::Esssp || settings_.bcast == BcastAlgo::Auto;  // full LogGPS

@@ -101,8 +101,8 @@ class Substitutes {
  public:
   // At MPI_Init on every rank: reads MSTEP_BARRIER, MSTEP_BCAST, MSTEP_ALLREDUCE, MSTEP_ALLTOALL,
   // MSTEP_GATHER, MSTEP_SCATTER, MSTEP_ALLGATHER, MSTEP_REDUCE, MSTEP_REDUCE_SCATTER and MSTEP_SCAN.
-  // `single_host`: every rank of the run is on rank 0's host (the same on every rank).
-  void start(int world_rank, bool single_host);
+  // `on_rank0_host`: whether this rank runs on rank 0's host (MSTEP_SCAN asks every rank, at once).
+  void start(int world_rank, bool on_rank0_host);
   bool barrier_on() const { return settings_.barrier != BarrierAlgo::Mpi; }
   bool bcast_on() const { return settings_.bcast != BcastAlgo::Mpi; }
   bool allreduce_on() const { return settings_.allreduce != AllreduceAlgo::Mpi; }

@@ -15,7 +15,7 @@ int start_recording(int rc, std::uint64_t t_enter, Op op, void* ret) {
   if (!g_recorder.active()) return rc;
   g_delay.start(g_recorder.rank(), g_recorder.rank0_clock_offset_ns());
   if (g_delay.on()) g_recorder.note_delay(g_delay.json());
-  g_substitutes.start(g_recorder.rank(), g_recorder.single_host());
+  g_substitutes.start(g_recorder.rank(), g_recorder.shares_rank0_host());
   if (g_substitutes.any_on()) g_recorder.note_collectives(g_substitutes.json());
   Event e;
   e.op = op;
