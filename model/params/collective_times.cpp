@@ -29,6 +29,13 @@ double interpolate_excess(const std::vector<std::uint64_t>& bytes, const std::ve
 
 double CollectiveTimes::residual(std::uint64_t m) const { return interpolate_excess(bytes, measured_s, model_s, m); }
 
+double CollectiveTimes::residual_after(std::uint64_t m, double gap) const {
+  const double back_to_back = residual(m);
+  if (!has_isolated() || !(gap > 0)) return back_to_back;
+  const double isolated = interpolate_excess(bytes, isolated_measured_s, isolated_model_s, m);
+  return back_to_back + std::min(gap / isolated_gap_s, 1.0) * (isolated - back_to_back);
+}
+
 double CollectiveTimes::substitute_residual(std::uint64_t m) const {
   return interpolate_excess(bytes, substitute_s, model_s, m);
 }
@@ -129,9 +136,29 @@ CollectiveTable read_collective_times(const nlohmann::json& j, const std::string
         fail(file, key + "." + field, fmt::format("has {} values for {} sizes", s.size(), t.bytes.size()));
       (std::string_view(field) == "measured_s" ? t.measured_s : optional ? t.substitute_s : t.model_s) = std::move(s);
     }
+    if (const auto iso = v.find("isolated"); iso != v.end()) {
+      const std::string ikey = key + ".isolated";
+      if (!iso->is_object()) fail(file, ikey, fmt::format("expected an object, got {}", iso->dump()));
+      const auto gap = iso->find("gap_s");
+      if (gap == iso->end() || !gap->is_number() || !std::isfinite(gap->get<double>()) || gap->get<double>() <= 0 ||
+          gap->get<double>() > 1)
+        fail(file, ikey + ".gap_s", "expected seconds of computation before each call, above 0 and at most 1");
+      t.isolated_gap_s = gap->get<double>();
+      for (const char* field : {"measured_s", "model_s"}) {
+        const auto f = iso->find(field);
+        if (f == iso->end()) fail(file, ikey + "." + field, "missing");
+        auto s = seconds(*f, file, ikey + "." + field);
+        if (s.size() != t.bytes.size())
+          fail(file, ikey + "." + field, fmt::format("has {} values for {} sizes", s.size(), t.bytes.size()));
+        (std::string_view(field) == "measured_s" ? t.isolated_measured_s : t.isolated_model_s) = std::move(s);
+      }
+      for (const auto& [k, unused] : iso->items())
+        if (k != "gap_s" && k != "measured_s" && k != "model_s")
+          fail(file, ikey + "." + k, "unknown key (gap_s, measured_s, model_s)");
+    }
     for (const auto& [k, unused] : v.items())
-      if (k != "bytes" && k != "measured_s" && k != "model_s" && k != "substitute_s")
-        fail(file, key + "." + k, "unknown key (bytes, measured_s, model_s, substitute_s)");
+      if (k != "bytes" && k != "measured_s" && k != "model_s" && k != "substitute_s" && k != "isolated")
+        fail(file, key + "." + k, "unknown key (bytes, measured_s, model_s, substitute_s, isolated)");
     table[*op] = std::move(t);
   }
   return table;
@@ -142,6 +169,9 @@ nlohmann::ordered_json collective_times_json(const CollectiveTable& table) {
   for (const auto& [op, t] : table) {
     j[mpi_name(op)] = nlohmann::ordered_json{{"bytes", t.bytes}, {"measured_s", t.measured_s}, {"model_s", t.model_s}};
     if (!t.substitute_s.empty()) j[mpi_name(op)]["substitute_s"] = t.substitute_s;
+    if (t.has_isolated())
+      j[mpi_name(op)]["isolated"] = nlohmann::ordered_json{
+          {"gap_s", t.isolated_gap_s}, {"measured_s", t.isolated_measured_s}, {"model_s", t.isolated_model_s}};
   }
   return j;
 }

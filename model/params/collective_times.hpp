@@ -30,9 +30,23 @@ struct CollectiveTimes {
   // taken out (`mstep calibrate` runs the loops preloaded with and without the substitutes:
   // set_substitute_times). Empty where not measured.
   std::vector<double> substitute_s = {};
+  // The same calls each after `isolated_gap_s` of computation on both ranks (`mstep calibrate`'s
+  // isolated loop: a call entered after the last one's messages have settled, as in a program
+  // that computes between its collectives), per call inside the call, measured and as the replay
+  // charges that loop, at `bytes`. Empty where not measured (parameter files before stop 49, and
+  // MPI_Waitall's exchange, whose gap would be before its MPI_Irecv).
+  double isolated_gap_s = 0;
+  std::vector<double> isolated_measured_s = {}, isolated_model_s = {};
   // measured - model at m bytes: linear between the sizes, and beyond them along the nearest
   // segment (the end value where there is one size).
   double residual(std::uint64_t m) const;
+  // The residual of a call entered after `gap` seconds of computation: residual(m) back to back,
+  // isolated measured - isolated model from isolated_gap_s on, linear in the gap between the two;
+  // residual(m) where the isolated loop was not measured.
+  double residual_after(std::uint64_t m, double gap) const;
+  bool has_isolated() const {
+    return isolated_gap_s > 0 && isolated_measured_s.size() == bytes.size() && isolated_model_s.size() == bytes.size();
+  }
   // substitute - model, the same way; 0 where substitute_s is empty.
   double substitute_residual(std::uint64_t m) const;
   friend bool operator==(const CollectiveTimes&, const CollectiveTimes&) = default;
@@ -57,7 +71,9 @@ bool libmstep_has_substitute(Op op);
 // the native time of a collective that moves nothing). Returns the number of operations set.
 int set_substitute_times(CollectiveTable& table, const CollectiveTable& substitutes_preloaded, double recorder_s);
 
-// "collectives": {"MPI_Allreduce": {"bytes": [...], "measured_s": [...], "model_s": [...]}, ...};
+// "collectives": {"MPI_Allreduce": {"bytes": [...], "measured_s": [...], "model_s": [...],
+// "substitute_s": [...], "isolated": {"gap_s": G, "measured_s": [...], "model_s": [...]}}, ...} (the
+// last two optional);
 // ParamsError naming the key on anything else.
 CollectiveTable read_collective_times(const nlohmann::json& j, const std::string& file);
 nlohmann::ordered_json collective_times_json(const CollectiveTable& table);

@@ -1,6 +1,7 @@
 #include "model/replay/collective_charge.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "format/rank_trace.hpp"
@@ -47,7 +48,10 @@ class OpTime final : public ReplayObserver {
 
 }  // namespace
 
-double collective_charge(const LogGPSParams& p, const ColdStart& cold, Op op, std::uint64_t m, std::uint32_t calls) {
+double collective_charge(const LogGPSParams& p, const ColdStart& cold, Op op, std::uint64_t m, std::uint32_t calls,
+                         double gap_s) {
+  // Ticks are nanoseconds here: the recorded computation before each call is the gap.
+  const auto gap = static_cast<std::uint64_t>(std::llround(std::max(0.0, gap_s) * 1e9));
   std::vector<RankTrace> traces(2);
   for (int r = 0; r < 2; ++r) {
     RankTrace& t = traces[static_cast<std::size_t>(r)];
@@ -61,14 +65,17 @@ double collective_charge(const LogGPSParams& p, const ColdStart& cold, Op op, st
     init.op = Op::Init;
     init.t_enter = 0, init.t_exit = 1000;
     t.events.push_back(init);
-    // Back to back: no computation between the calls (their recorded times do not matter).
+    // Back to back: no computation between the calls (their recorded durations do not matter);
+    // isolated: `gap` ticks of it before each.
+    std::uint64_t t0 = 1000;
     for (std::uint32_t k = 0; k < calls; ++k) {
+      t0 += gap;
       if (op == Op::Sendrecv) {  // an exchange with the other rank: its send, then its receive
         Event e;
         e.op = op;
         e.peer = 1 - r;
         e.send_bytes = m;
-        e.t_enter = e.t_exit = 1000;
+        e.t_enter = e.t_exit = t0;
         t.events.push_back(e);
         e.send_bytes = 0;
         e.recv_bytes = m;
@@ -82,7 +89,7 @@ double collective_charge(const LogGPSParams& p, const ColdStart& cold, Op op, st
         post.op = Op::Irecv;
         post.peer = 1 - r;
         post.request = recv_request;
-        post.t_enter = post.t_exit = 1000;
+        post.t_enter = post.t_exit = t0;
         t.events.push_back(post);
         Event out = post;
         out.op = Op::Isend;
@@ -98,17 +105,17 @@ double collective_charge(const LogGPSParams& p, const ColdStart& cold, Op op, st
         done.op = Op::Waitall;
         done.request = send_request;
         done.flags = kContinuation;
-        done.t_enter = done.t_exit = 1000;
+        done.t_enter = done.t_exit = t0;
         t.events.push_back(done);
         continue;
       }
       Event e = member_record(op, r, m);
-      e.t_enter = e.t_exit = 1000;
+      e.t_enter = e.t_exit = t0;
       t.events.push_back(e);
     }
     Event fin;
     fin.op = Op::Finalize;
-    fin.t_enter = fin.t_exit = 1000;
+    fin.t_enter = fin.t_exit = t0;
     t.events.push_back(fin);
     t.event_thread.assign(t.events.size(), 0);
   }

@@ -201,7 +201,7 @@ class Engine {
   bool start_collective(RankState& s, std::uint32_t p);
   [[gnu::noinline, gnu::cold]] double exchange_residual(const RankState& s);
 
-  double calibrated_residual(const CollShape& shape) const;
+  void set_calibrated_residual(LiveInstance& inst) const;
 
   void read_members_to(LiveInstance& inst);
   void begin_collective(RankState& s, const Event& e, std::uint32_t event, std::uint32_t id);

@@ -68,6 +68,8 @@ inline bool Engine<Cost>::start_collective(RankState& s, std::uint32_t p) {
 // messages the replay matched; 0 otherwise. Two kinds, each calibrated on its own: MPI_Sendrecv
 // with one partner, and an MPI_Waitall completing an MPI_Irecv and an MPI_Isend with one partner
 // posted by the two calls just before it (the residual of the three calls, added to the Waitall).
+// A Sendrecv's is by its computation before the call, as a collective's (back to back, isolated,
+// or between: CollectiveTimes::residual_after); the Waitall's back to back.
 // Out of line and cold: inlined into the call's path, the Sendrecv check cost a 64-rank
 // ping-pong 4% more instructions in calls that are no exchange (callgrind).
 template <class Cost>
@@ -81,7 +83,7 @@ double Engine<Cost>::exchange_residual(const RankState& s) {
   const Event& b = s.rec(s.first + 1);
   if (op == Op::Sendrecv) {
     if (a.peer < 0 || b.peer != a.peer || !(b.flags & kRecvHalf)) return 0;
-    return it->second.residual(std::max(a.send_bytes, b.recv_bytes));
+    return it->second.residual_after(std::max(a.send_bytes, b.recv_bytes), s.entry - s.t);  // s.t: the last call's end
   }
   // The Waitall: one record completes the receive (its peer the source), the other the send
   // (whose record names no peer: the message does).
@@ -98,19 +100,25 @@ double Engine<Cost>::exchange_residual(const RankState& s) {
   return it->second.residual(std::max(sent.bytes, in.recv_bytes));
 }
 
-// The residual of `shape`'s operation at its block size, per round of its algorithm relative to
-// the same operation's at 2 ranks (where it was measured): MPICH's, or libmstep's substitute's
+// The residual of the instance's operation at its block size, per round of its algorithm relative
+// to the same operation's at 2 ranks (where it was measured): MPICH's, or libmstep's substitute's
 // where one ran (measured at 2 ranks as MPICH's choice, whose messages there are MPICH's; 0 for a
-// parameter file without them).
+// parameter file without them); back to back and, where calibrated (MPICH's own), isolated.
 template <class Cost>
-inline double Engine<Cost>::calibrated_residual(const CollShape& shape) const {
-  if (!run_.collective_times || shape.algo == CollAlgo::Unsupported || shape.algo == CollAlgo::Nothing) return 0;
+inline void Engine<Cost>::set_calibrated_residual(LiveInstance& inst) const {
+  const CollShape& shape = inst.shape;
+  if (!run_.collective_times || shape.algo == CollAlgo::Unsupported || shape.algo == CollAlgo::Nothing) return;
   const auto it = run_.collective_times->find(blocking_collective(shape.op));
-  if (it == run_.collective_times->end()) return 0;
+  if (it == run_.collective_times->end()) return;
   const CollShape two = choose_collective(shape.op, 2, 0, shape.m, CollectiveSubstitutes{});
   const std::uint32_t r2 = std::max<std::uint32_t>(coll_rounds(two), 1);
-  const double at_two = shape.substitute ? it->second.substitute_residual(shape.m) : it->second.residual(shape.m);
-  return at_two * static_cast<double>(coll_rounds(shape)) / static_cast<double>(r2);
+  const auto rounds = static_cast<double>(coll_rounds(shape));
+  const CollectiveTimes& t = it->second;
+  inst.residual = (shape.substitute ? t.substitute_residual(shape.m) : t.residual(shape.m)) * rounds / static_cast<double>(r2);
+  if (!shape.substitute && t.has_isolated()) {
+    inst.isolated_gap_s = t.isolated_gap_s;
+    inst.residual_isolated = t.residual_after(shape.m, t.isolated_gap_s) * rounds / static_cast<double>(r2);
+  }
 }
 
 // Reads ahead in the members that have not read their record of this instance yet, until they
@@ -131,7 +139,7 @@ inline void Engine<Cost>::begin_collective(RankState& s, const Event& e, std::ui
   const std::uint32_t me = run_.ranks[static_cast<std::size_t>(&s - states_.data())].crank_of[e.comm];
   if (inst.slots.empty()) {
     inst.rounds = coll_rounds(inst.shape);
-    inst.residual = calibrated_residual(inst.shape);
+    set_calibrated_residual(inst);
     inst.slots.assign(static_cast<std::size_t>(inst.rounds) * inst.shape.n, Slot{});
     if (cold_on_) inst.machine.assign(inst.slots.size(), 0);
     inst.arrival.assign(inst.shape.n, 0.0);
@@ -236,9 +244,14 @@ inline bool Engine<Cost>::run_collective(RankState& s) {
     ++s.step;
     s.step_open = false;
   }
-  // The calibrated residual: what MPICH's collective costs beyond its messages. A negative one
-  // (back-to-back transfers overlap more than the messages' sum) never ends a call before its entry.
-  if (inst.residual != 0) s.end = std::max(s.end + inst.residual, s.entry);
+  // The calibrated residual: what MPICH's collective costs beyond its messages, as measured back to
+  // back or, by the member's computation before its call (s.t is still its previous call's end),
+  // isolated. A negative one (back-to-back transfers overlap more than the messages' sum) never
+  // ends a call before its entry.
+  double residual = inst.residual;
+  if (inst.isolated_gap_s > 0) [[unlikely]]
+    residual += std::min(std::max(s.entry - s.t, 0.0) / inst.isolated_gap_s, 1.0) * (inst.residual_isolated - inst.residual);
+  if (residual != 0) s.end = std::max(s.end + residual, s.entry);
   inst.end[s.me] = s.end;
   s.t = s.end;
   told(s);

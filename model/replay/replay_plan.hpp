@@ -111,6 +111,9 @@ struct LiveInstance {
   const MemberList* members = nullptr;  // world ranks by communicator rank
   bool bad = false;               // inconsistent or missing definition, or a member without a trace
   double residual = 0;            // seconds each member pays beyond its program (ReplayInput::collective_times)
+  // The same for a member that computed isolated_gap_s or more before its call (isolated), linear
+  // in its computation between the two (CollectiveTimes::residual_after); gap 0: no isolated loop.
+  double residual_isolated = 0, isolated_gap_s = 0;
   std::vector<Slot> slots;      // one per message of the algorithm, while members run it
   // Per slot, kCold (among the first messages of its pair) | kFresh (a size its receiver has not
   // received before): ColdStart's terms; empty where they are off.

@@ -15,13 +15,15 @@
 # of an earlier run: its traces are reported again with this build, and nothing is recorded; give
 # the same SIZES, RANKS and ROUNDS), SUBSTITUTES (1: the collectives are recorded as libmstep's
 # substitutes, MPICH's choice over point-to-point, as `mstep sensitivity` runs them, and charged
-# their own calibrated cost, `substitute_s`). Prints a table a transport and the median and worst |error|
+# their own calibrated cost, `substitute_s`), GAP (microseconds of computation before every call,
+# 0: back to back; collbench's third argument). Prints a table a transport and the median and worst |error|
 # over every collective (MPI_Scan and MPI_Exscan too since stop 48).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 transports=${TRANSPORTS:-shm tcp}
 sizes=${SIZES:-8 1024 65536 1048576}
 iter=${ITER:-400}
+gap=${GAP:-0}
 rounds=${ROUNDS:-3}
 rank_counts=${RANKS:-2}
 mpiexec=${MSTEP_MPIEXEC:-mpiexec.mpich}
@@ -67,7 +69,7 @@ for round in $(seq 1 "$rounds"); do
         n=$iter
         ((size >= 65536)) && n=$((iter / 4))
         dir="$work/$name@$ranks-$size-$round"
-        env "${envs[@]}" "${substitutes[@]}" "$build/bin/mstep" record -o "$dir" -- "$mpiexec" -n "$ranks" "$build/bench/collbench" "$n" "$size" >/dev/null 2>&1 ||
+        env "${envs[@]}" "${substitutes[@]}" "$build/bin/mstep" record -o "$dir" -- "$mpiexec" -n "$ranks" "$build/bench/collbench" "$n" "$size" "$gap" >/dev/null 2>&1 ||
           { echo "coll_model: the $name run of $size B at $ranks ranks failed" >&2; exit 1; }
         report "$dir" "$params"
         if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && mv "$dir" "$KEEP/" && cp "$params" "$KEEP/"; else rm -rf "$dir"; fi

@@ -2,7 +2,11 @@
  * `bytes` per rank and block (m in share/trace-format.md's table): what tests/bench/coll_model.sh
  * records and sets against the LogGPS replay's charge per call.
  *
- *   collbench [iterations [bytes]]
+ *   collbench [iterations [bytes [gap_us]]]
+ *
+ * gap_us (default 0): computation (a spin on the monotonic clock, no MPI call) before every call,
+ * so that each call starts after the last one's messages have settled on both ranks, as in a
+ * program that computes between its collectives.
  *
  * Order: Barrier, Bcast, Reduce, Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather,
  * Allgatherv, Alltoall, Alltoallv, Reduce_scatter_block, Reduce_scatter, Scan, Exscan (roots 0).
@@ -11,6 +15,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 static long arg(int argc, char** argv, int i, long def) {
   if (argc <= i) return def;
@@ -23,6 +28,16 @@ static long arg(int argc, char** argv, int i, long def) {
   return v;
 }
 
+static double gap_s = 0;
+
+static void compute(void) {
+  if (gap_s <= 0) return;
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do clock_gettime(CLOCK_MONOTONIC, &t);
+  while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < gap_s);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, n = 0;
@@ -31,6 +46,7 @@ int main(int argc, char** argv) {
   const long iterations = arg(argc, argv, 1, 1000);
   const int m = (int)arg(argc, argv, 2, 8);
   const int ints = m / 4 > 0 ? m / 4 : 1;
+  gap_s = 1e-6 * (double)arg(argc, argv, 3, 0);
   const size_t total = (size_t)m * (size_t)n + 64;
   char* a = calloc(total, 1);
   char* b = calloc(total, 1);
@@ -43,22 +59,22 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Comm w = MPI_COMM_WORLD;
-  for (long i = 0; i < iterations; ++i) MPI_Barrier(w);
-  for (long i = 0; i < iterations; ++i) MPI_Bcast(a, m, MPI_BYTE, 0, w);
-  for (long i = 0; i < iterations; ++i) MPI_Reduce(a, b, ints, MPI_INT, MPI_SUM, 0, w);
-  for (long i = 0; i < iterations; ++i) MPI_Allreduce(a, b, ints, MPI_INT, MPI_SUM, w);
-  for (long i = 0; i < iterations; ++i) MPI_Gather(a, m, MPI_BYTE, b, m, MPI_BYTE, 0, w);
-  for (long i = 0; i < iterations; ++i) MPI_Gatherv(a, m, MPI_BYTE, b, counts, displs, MPI_BYTE, 0, w);
-  for (long i = 0; i < iterations; ++i) MPI_Scatter(a, m, MPI_BYTE, b, m, MPI_BYTE, 0, w);
-  for (long i = 0; i < iterations; ++i) MPI_Scatterv(a, counts, displs, MPI_BYTE, b, m, MPI_BYTE, 0, w);
-  for (long i = 0; i < iterations; ++i) MPI_Allgather(a, m, MPI_BYTE, b, m, MPI_BYTE, w);
-  for (long i = 0; i < iterations; ++i) MPI_Allgatherv(a, m, MPI_BYTE, b, counts, displs, MPI_BYTE, w);
-  for (long i = 0; i < iterations; ++i) MPI_Alltoall(a, m, MPI_BYTE, b, m, MPI_BYTE, w);
-  for (long i = 0; i < iterations; ++i) MPI_Alltoallv(a, counts, displs, MPI_BYTE, b, counts, displs, MPI_BYTE, w);
-  for (long i = 0; i < iterations; ++i) MPI_Reduce_scatter_block(a, b, ints, MPI_INT, MPI_SUM, w);
-  for (long i = 0; i < iterations; ++i) MPI_Reduce_scatter(a, b, icounts, MPI_INT, MPI_SUM, w);
-  for (long i = 0; i < iterations; ++i) MPI_Scan(a, b, ints, MPI_INT, MPI_SUM, w);
-  for (long i = 0; i < iterations; ++i) MPI_Exscan(a, b, ints, MPI_INT, MPI_SUM, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Barrier(w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Bcast(a, m, MPI_BYTE, 0, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Reduce(a, b, ints, MPI_INT, MPI_SUM, 0, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Allreduce(a, b, ints, MPI_INT, MPI_SUM, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Gather(a, m, MPI_BYTE, b, m, MPI_BYTE, 0, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Gatherv(a, m, MPI_BYTE, b, counts, displs, MPI_BYTE, 0, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Scatter(a, m, MPI_BYTE, b, m, MPI_BYTE, 0, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Scatterv(a, counts, displs, MPI_BYTE, b, m, MPI_BYTE, 0, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Allgather(a, m, MPI_BYTE, b, m, MPI_BYTE, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Allgatherv(a, m, MPI_BYTE, b, counts, displs, MPI_BYTE, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Alltoall(a, m, MPI_BYTE, b, m, MPI_BYTE, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Alltoallv(a, counts, displs, MPI_BYTE, b, counts, displs, MPI_BYTE, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Reduce_scatter_block(a, b, ints, MPI_INT, MPI_SUM, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Reduce_scatter(a, b, icounts, MPI_INT, MPI_SUM, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Scan(a, b, ints, MPI_INT, MPI_SUM, w);
+  for (long i = 0; i < iterations; ++i) compute(), MPI_Exscan(a, b, ints, MPI_INT, MPI_SUM, w);
   if (rank == 0) printf("collbench ranks=%d iterations=%ld bytes=%d\n", n, iterations, m);
   free(a), free(b), free(counts), free(displs), free(icounts);
   MPI_Finalize();

@@ -53,6 +53,22 @@ TEST_CASE("a collective's residual: measured - model, linear between the sizes a
   CHECK(s.substitute_residual(516) == Approx(3.5e-6));
   CHECK(s.substitute_residual(1024) == Approx(2e-6));
   CHECK(s.residual(516) == Approx(2e-6));  // MPICH's unchanged
+  // Isolated: each call after 100 us of computation, 5 and 2 us beyond the model's isolated charge.
+  CollectiveTimes i = t;
+  CHECK(i.residual_after(8, 1.0) == Approx(1e-6));  // not measured: back to back's
+  i.isolated_gap_s = 100e-6;
+  i.isolated_measured_s = {7e-6, 8e-6};
+  i.isolated_model_s = {2e-6, 6e-6};
+  REQUIRE(i.has_isolated());
+  CHECK(i.residual_after(8, 0) == Approx(1e-6));        // back to back
+  CHECK(i.residual_after(8, 100e-6) == Approx(5e-6));   // isolated
+  CHECK(i.residual_after(8, 1.0) == Approx(5e-6));      // and beyond
+  CHECK(i.residual_after(8, 25e-6) == Approx(2e-6));    // a quarter of the way
+  CHECK(i.residual_after(516, 50e-6) == Approx((2 + 3.5) / 2 * 1e-6));  // between the sizes too
+  CHECK(i.residual_after(1024, 100e-6) == Approx(2e-6));
+  i.isolated_model_s.clear();
+  CHECK_FALSE(i.has_isolated());
+  CHECK(i.residual_after(8, 100e-6) == Approx(1e-6));
 }
 
 TEST_CASE("a substitute's times: its time under the recorder less the recorder's cost per call", "[collectives]") {
@@ -116,6 +132,15 @@ TEST_CASE("the parameter file's collectives: read, written back, and refused in 
   CHECK(s.collectives.at(Op::Allreduce).residual(8) == Approx(1e-6));
   CHECK(parse_params(params_to_json(s), "again").collectives == s.collectives);
   CHECK(params_to_json(p).find("substitute_s") == std::string::npos);  // none measured: not written
+  // The isolated loop's (optional).
+  const CalibrationParams iso = parse_params(
+      params_with(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [2e-6], "model_s": [1e-6],
+                      "isolated": {"gap_s": 1e-4, "measured_s": [6e-6], "model_s": [2e-6]}}})"),
+      "i.json");
+  CHECK(iso.collectives.at(Op::Bcast).residual_after(8, 1e-4) == Approx(4e-6));
+  CHECK(iso.collectives.at(Op::Bcast).residual_after(8, 0) == Approx(1e-6));
+  CHECK(parse_params(params_to_json(iso), "again").collectives == iso.collectives);
+  CHECK(params_to_json(p).find("isolated") == std::string::npos);
 
   auto error = [](const std::string& collectives) {
     try {
@@ -140,7 +165,17 @@ TEST_CASE("the parameter file's collectives: read, written back, and refused in 
   CHECK(error(R"({"MPI_Bcast": {"bytes": [8, 16], "measured_s": [1e-6, 1e-6], "model_s": [1e-6, 1e-6], "substitute_s": [1e-6]}})") ==
         "p.json: key 'collectives.MPI_Bcast.substitute_s': has 1 values for 2 sizes");
   CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "substitute": [1e-6]}})") ==
-        "p.json: key 'collectives.MPI_Bcast.substitute': unknown key (bytes, measured_s, model_s, substitute_s)");
+        "p.json: key 'collectives.MPI_Bcast.substitute': unknown key (bytes, measured_s, model_s, substitute_s, isolated)");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "isolated": {"gap_s": 0, "measured_s": [1e-6], "model_s": [1e-6]}}})") ==
+        "p.json: key 'collectives.MPI_Bcast.isolated.gap_s': expected seconds of computation before each call, above 0 and at most 1");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "isolated": {"gap_s": 1e-4, "measured_s": [1e-6]}}})") ==
+        "p.json: key 'collectives.MPI_Bcast.isolated.model_s': missing");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "isolated": {"gap_s": 1e-4, "measured_s": [1e-6, 2e-6], "model_s": [1e-6]}}})") ==
+        "p.json: key 'collectives.MPI_Bcast.isolated.measured_s': has 2 values for 1 sizes");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "isolated": {"gap_s": 1e-4, "measured_s": [1e-6], "model_s": [1e-6], "calls": 5}}})") ==
+        "p.json: key 'collectives.MPI_Bcast.isolated.calls': unknown key (gap_s, measured_s, model_s)");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "isolated": 3}})") ==
+        "p.json: key 'collectives.MPI_Bcast.isolated': expected an object, got 3");
 }
 
 TEST_CASE("the model's charge for back-to-back collectives at 2 ranks", "[collectives][replay]") {
@@ -160,6 +195,13 @@ TEST_CASE("the model's charge for back-to-back collectives at 2 ranks", "[collec
   // posts at no charge, the Isend's T1 is o = 2, its message there at 2 + 5, received by 9.
   CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Waitall, 8, 1) == Approx(9 * us));
   CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Waitall, 8, 16) == Approx(9 * us));
+  // Isolated, 100 us of computation before every call: inside the calls only. A barrier still
+  // takes its round; the Bcast's root leaves 7 us before the other rank, so it enters (and sends)
+  // 7 us before it, and its message, there o + L = 7 after the send, waits for the receiver's
+  // entry: the receiver's later calls take o = 2, as back to back.
+  CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Barrier, 0, 16, 100e-6) == Approx(9 * us));
+  CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Bcast, 8, 16, 100e-6) == Approx((2 + 3.5 / 16) * us));
+  CHECK(collective_charge(barrier_machine(), ColdStart{}, Op::Sendrecv, 8, 16, 100e-6) == Approx(9 * us));
 }
 
 TEST_CASE("the replay adds an exchange's calibrated residual to each MPI_Sendrecv with one partner", "[collectives][replay]") {
@@ -295,6 +337,30 @@ TEST_CASE("the replay adds a collective's calibrated residual, per round of its 
     in4.collective_times = &table;
     const ReplayResult r = replay_loggps(in4, barrier_machine());
     for (int k = 0; k < 4; ++k) CHECK(r.finish_s[static_cast<std::size_t>(k)] == Approx((19 + 12) * us));  // two rounds
+  }
+  SECTION("isolated: by the member's computation before its call, from the back-to-back residual to the isolated one") {
+    table[Op::Barrier].isolated_gap_s = 4e-6;
+    table[Op::Barrier].isolated_measured_s = {22e-6};
+    table[Op::Barrier].isolated_model_s = {9e-6};  // 13 us beyond the messages
+    auto run_at = [&](std::uint64_t enter) {
+      std::vector<RankTrace> t;
+      for (int r = 0; r < 2; ++r)
+        t.push_back(make_rank(r, 2, {ev(Op::Init, 0, 1), ev(Op::Barrier, enter, enter + 7), ev(Op::Finalize, enter + 7, enter + 8)}));
+      const Run run(t);
+      ReplayInput in = run.input();
+      in.collective_times = &table;
+      return replay_loggps(in, barrier_machine()).finish_s[0];
+    };
+    CHECK(run_at(1) == Approx(9 * us + 3 * us));                 // back to back: 3 us
+    CHECK(run_at(2) == Approx(1 * us + 9 * us + 5.5 * us));      // 1 us of 4: 3 + (13 - 3) / 4
+    CHECK(run_at(5) == Approx(4 * us + 9 * us + 13 * us));       // 4 us: the isolated 13
+    CHECK(run_at(9) == Approx(8 * us + 9 * us + 13 * us));       // and beyond
+    table[Op::Barrier].substitute_s = {15e-6};                   // a substitute's: back to back only
+    const Run run(barrier_run(2));
+    ReplayInput in = run.input();
+    in.substitutes.barrier = CollAlgo::BarrierDissemination;
+    in.collective_times = &table;
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(16 * us));
   }
   SECTION("a negative residual never ends a call before its entry") {
     table[Op::Barrier] = times({0}, {1e-6}, {100e-6});

@@ -68,6 +68,30 @@ double loop(Op op, const Comm& pair, int m, int calls, char* a, char* b) {
   return sum / 2;
 }
 
+// Seconds per call inside `calls` calls each after `gap` seconds of computation (a spin on the
+// clock, no MPI call: the last call's messages settle), both ranks' mean (on every rank).
+double isolated_loop(Op op, const Comm& pair, int m, int calls, double gap, char* a, char* b) {
+  MPI_Barrier(pair.get());
+  double inside = 0;
+  for (int k = 0; k < calls; ++k) {
+    const double until = now() + gap;
+    while (now() < until) {
+    }
+    const double t0 = now();
+    call(op, pair.get(), m, a, b);
+    inside += now() - t0;
+  }
+  const double mine = inside / calls;
+  double sum = 0;
+  MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, pair.get());
+  return sum / 2;
+}
+
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
 }  // namespace
 
 model::CollectiveTable measure_collectives(const Comm& pair, std::vector<char>& send_buf, std::vector<char>& recv_buf,
@@ -92,9 +116,17 @@ model::CollectiveTable measure_collectives(const Comm& pair, std::vector<char>& 
       const int rounds = exchange ? std::max(options.rounds, 3) : options.rounds;
       std::vector<double> per_call;
       for (int r = 0; r < rounds; ++r) per_call.push_back(loop(op, pair, mi, calls, a, b));
-      std::nth_element(per_call.begin(), per_call.begin() + static_cast<std::ptrdiff_t>(per_call.size() / 2), per_call.end());
       t.bytes.push_back(m);
-      t.measured_s.push_back(per_call[per_call.size() / 2]);
+      t.measured_s.push_back(median(per_call));
+      // Isolated (not MPI_Waitall's exchange: its computation would come before its MPI_Irecv).
+      if (options.isolated_gap > 0 && op != Op::Waitall) {
+        const double gap = options.isolated_gap;
+        const int isolated_calls = std::clamp(static_cast<int>(options.isolated_budget / (first + gap)), 4, 100);
+        std::vector<double> inside;
+        for (int r = 0; r < rounds; ++r) inside.push_back(isolated_loop(op, pair, mi, isolated_calls, gap, a, b));
+        t.isolated_gap_s = gap;
+        t.isolated_measured_s.push_back(median(inside));
+      }
     }
   }
   return table;

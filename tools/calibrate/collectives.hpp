@@ -1,5 +1,6 @@
-// The blocking collectives between the two ranks of the pair, back to back, at a few message sizes:
-// the measured side of CalibrationParams::collectives (model/params/collective_times.hpp).
+// The blocking collectives between the two ranks of the pair, back to back and isolated (each call
+// after some computation), at a few message sizes: the measured side of
+// CalibrationParams::collectives (model/params/collective_times.hpp).
 #pragma once
 
 #include <cstdint>
@@ -18,10 +19,14 @@ struct CollectiveOptions {
   bool exchanges = true;   // MPI_Sendrecv's and MPI_Waitall's exchanges too (false: the collectives alone)
   int rounds = 3;          // the median of this many loops per operation and size
   double loop_budget = 2e-3;  // seconds a loop aims at (from a first timing); 4 to 400 calls
+  // The isolated loops (CollectiveTimes::isolated_*): each call after this much computation on both
+  // ranks (0: not measured), timed inside the calls; `isolated_budget` seconds a loop, 4 to 100 calls.
+  double isolated_gap = 100e-6;
+  double isolated_budget = 5e-3;
 };
 
-// Both ranks of `pair` call this; the table (measured_s only: the model's side is filled by the
-// caller) is valid on its first rank. Buffers must hold 2 blocks of the largest size.
+// Both ranks of `pair` call this; the table (measured_s and isolated_measured_s only: the model's
+// side is filled by the caller) is valid on its first rank. Buffers must hold 2 blocks of the largest size.
 model::CollectiveTable measure_collectives(const Comm& pair, std::vector<char>& send_buf, std::vector<char>& recv_buf,
                                            const CollectiveOptions& options);
 

@@ -244,6 +244,7 @@ int collectives_only(const Options& o, int rank, bool in_pair) {
     if (pair && !o.self_probe_only) {
       CollectiveOptions co;
       co.exchanges = false;
+      co.isolated_gap = 0;  // the substitutes' and the recorder's cost, back to back
       if (o.quick) co.loop_budget = 1e-3;
       colls = measure_collectives(pair, sb, rb, co);
     }
@@ -383,7 +384,7 @@ int run(int argc, char** argv) {
     enter_phase(o, rank, "collectives");
     if (pair) {
       CollectiveOptions co;
-      if (o.quick) co.rounds = 1, co.loop_budget = 5e-4;
+      if (o.quick) co.rounds = 1, co.loop_budget = 5e-4, co.isolated_budget = 2e-3;
       // An exchange's sizes around S (the pair's first rank measured it): the eager one just below,
       // the synchronous ones from S on.
       std::uint64_t S = pt.S;
@@ -417,6 +418,10 @@ int run(int argc, char** argv) {
       for (auto& [op, t] : colls) {
         t.model_s.clear();
         for (const std::uint64_t m : t.bytes) t.model_s.push_back(model::collective_charge(*p.loggps, model::ColdStart{}, op, m));
+        t.isolated_model_s.clear();
+        if (t.isolated_gap_s > 0)
+          for (const std::uint64_t m : t.bytes)
+            t.isolated_model_s.push_back(model::collective_charge(*p.loggps, model::ColdStart{}, op, m, 16, t.isolated_gap_s));
       }
       p.collectives = std::move(colls);
     }

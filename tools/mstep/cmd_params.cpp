@@ -132,7 +132,7 @@ void print_params(const CalibrationParams& p, const std::string& name) {
 
   if (!p.collectives.empty()) {
     // Per operation and size: measured / the LogGPS replay's messages alone; the replays add
-    // the difference to every call.
+    // the difference to every call (the isolated row's to a call after computation).
     bool substitutes = false;
     for (const auto& [op, t] : p.collectives) substitutes = substitutes || !t.substitute_s.empty();
     fmt::print("\nCollectives and the exchange (MPI_Sendrecv; MPI_Waitall: MPI_Irecv, MPI_Isend and MPI_Waitall) between the pair "
@@ -146,6 +146,12 @@ void print_params(const CalibrationParams& p, const std::string& name) {
         fmt::print(";");
       }
       fmt::print("\n");
+      if (t.has_isolated()) {
+        fmt::print("  {:<26}", fmt::format("  isolated ({} before)", time_text(t.isolated_gap_s)));
+        for (std::size_t i = 0; i < t.bytes.size(); ++i)
+          fmt::print(" {} B: {} / {};", t.bytes[i], time_text(t.isolated_measured_s[i]), time_text(t.isolated_model_s[i]));
+        fmt::print("\n");
+      }
     }
   }
 
