@@ -40,6 +40,13 @@ double CollectiveTimes::substitute_residual(std::uint64_t m) const {
   return interpolate_excess(bytes, substitute_s, model_s, m);
 }
 
+double CollectiveTimes::substitute_residual_after(std::uint64_t m, double gap) const {
+  const double back_to_back = substitute_residual(m);
+  if (!has_substitute_isolated() || !(gap > 0)) return back_to_back;
+  const double isolated = interpolate_excess(bytes, substitute_isolated_s, isolated_model_s, m);
+  return back_to_back + std::min(gap / isolated_gap_s, 1.0) * (isolated - back_to_back);
+}
+
 bool libmstep_has_substitute(Op op) {
   switch (op) {
     case Op::Barrier:
@@ -72,6 +79,9 @@ int set_substitute_times(CollectiveTable& table, const CollectiveTable& substitu
     if (b.bytes != t.bytes || b.measured_s.size() != t.bytes.size()) continue;
     t.substitute_s.clear();
     for (const double s : b.measured_s) t.substitute_s.push_back(std::max(0.0, s - recorder));
+    t.substitute_isolated_s.clear();
+    if (t.has_isolated() && b.isolated_measured_s.size() == t.bytes.size())
+      for (const double s : b.isolated_measured_s) t.substitute_isolated_s.push_back(std::max(0.0, s - recorder));
     ++operations;
   }
   return operations;
@@ -144,17 +154,23 @@ CollectiveTable read_collective_times(const nlohmann::json& j, const std::string
           gap->get<double>() > 1)
         fail(file, ikey + ".gap_s", "expected seconds of computation before each call, above 0 and at most 1");
       t.isolated_gap_s = gap->get<double>();
-      for (const char* field : {"measured_s", "model_s"}) {
+      for (const char* field : {"measured_s", "model_s", "substitute_s"}) {
+        const bool optional = std::string_view(field) == "substitute_s";
         const auto f = iso->find(field);
-        if (f == iso->end()) fail(file, ikey + "." + field, "missing");
+        if (f == iso->end()) {
+          if (optional) continue;
+          fail(file, ikey + "." + field, "missing");
+        }
         auto s = seconds(*f, file, ikey + "." + field);
         if (s.size() != t.bytes.size())
           fail(file, ikey + "." + field, fmt::format("has {} values for {} sizes", s.size(), t.bytes.size()));
-        (std::string_view(field) == "measured_s" ? t.isolated_measured_s : t.isolated_model_s) = std::move(s);
+        (std::string_view(field) == "measured_s" ? t.isolated_measured_s
+         : optional                              ? t.substitute_isolated_s
+                                                 : t.isolated_model_s) = std::move(s);
       }
       for (const auto& [k, unused] : iso->items())
-        if (k != "gap_s" && k != "measured_s" && k != "model_s")
-          fail(file, ikey + "." + k, "unknown key (gap_s, measured_s, model_s)");
+        if (k != "gap_s" && k != "measured_s" && k != "model_s" && k != "substitute_s")
+          fail(file, ikey + "." + k, "unknown key (gap_s, measured_s, model_s, substitute_s)");
     }
     for (const auto& [k, unused] : v.items())
       if (k != "bytes" && k != "measured_s" && k != "model_s" && k != "substitute_s" && k != "isolated")
@@ -172,6 +188,7 @@ nlohmann::ordered_json collective_times_json(const CollectiveTable& table) {
     if (t.has_isolated())
       j[mpi_name(op)]["isolated"] = nlohmann::ordered_json{
           {"gap_s", t.isolated_gap_s}, {"measured_s", t.isolated_measured_s}, {"model_s", t.isolated_model_s}};
+    if (t.has_substitute_isolated()) j[mpi_name(op)]["isolated"]["substitute_s"] = t.substitute_isolated_s;
   }
   return j;
 }

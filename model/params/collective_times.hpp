@@ -37,6 +37,8 @@ struct CollectiveTimes {
   // MPI_Waitall's exchange, whose gap would be before its MPI_Irecv).
   double isolated_gap_s = 0;
   std::vector<double> isolated_measured_s = {}, isolated_model_s = {};
+  // libmstep's substitute in the same isolated loop, as substitute_s (empty: not measured).
+  std::vector<double> substitute_isolated_s = {};
   // measured - model at m bytes: linear between the sizes, and beyond them along the nearest
   // segment (the end value where there is one size).
   double residual(std::uint64_t m) const;
@@ -49,6 +51,10 @@ struct CollectiveTimes {
   }
   // substitute - model, the same way; 0 where substitute_s is empty.
   double substitute_residual(std::uint64_t m) const;
+  // The substitute's for a call after `gap` seconds of computation, as residual_after (its
+  // back-to-back one where its isolated loop was not measured).
+  double substitute_residual_after(std::uint64_t m, double gap) const;
+  bool has_substitute_isolated() const { return has_isolated() && substitute_isolated_s.size() == bytes.size(); }
   friend bool operator==(const CollectiveTimes&, const CollectiveTimes&) = default;
 };
 
@@ -64,7 +70,8 @@ double mpich_barrier_round_s(const CollectiveTable& table);
 bool libmstep_has_substitute(Op op);
 
 // Sets substitute_s of every operation of `table` that libmstep substitutes and the substitutes'
-// loops measured at its sizes (`substitutes_preloaded`: bytes and measured_s): the substitute's time
+// loops measured at its sizes (`substitutes_preloaded`: bytes and measured_s; and
+// substitute_isolated_s from its isolated_measured_s where both tables have the isolated loop): the substitute's time
 // under the recorder less the recorder's cost per call, `recorder_s` (taken as 0 below 0: a cost is
 // not negative), each at least 0. Per call the recorder does the same work whatever the collective
 // and its size, so that cost is one figure (mstep calibrate measures it directly: the recorded less
@@ -72,8 +79,8 @@ bool libmstep_has_substitute(Op op);
 int set_substitute_times(CollectiveTable& table, const CollectiveTable& substitutes_preloaded, double recorder_s);
 
 // "collectives": {"MPI_Allreduce": {"bytes": [...], "measured_s": [...], "model_s": [...],
-// "substitute_s": [...], "isolated": {"gap_s": G, "measured_s": [...], "model_s": [...]}}, ...} (the
-// last two optional);
+// "substitute_s": [...], "isolated": {"gap_s": G, "measured_s": [...], "model_s": [...],
+// "substitute_s": [...]}}, ...} (substitute_s and isolated optional, and isolated's substitute_s);
 // ParamsError naming the key on anything else.
 CollectiveTable read_collective_times(const nlohmann::json& j, const std::string& file);
 nlohmann::ordered_json collective_times_json(const CollectiveTable& table);

@@ -103,7 +103,7 @@ double Engine<Cost>::exchange_residual(const RankState& s) {
 // The residual of the instance's operation at its block size, per round of its algorithm relative
 // to the same operation's at 2 ranks (where it was measured): MPICH's, or libmstep's substitute's
 // where one ran (measured at 2 ranks as MPICH's choice, whose messages there are MPICH's; 0 for a
-// parameter file without them); back to back and, where calibrated (MPICH's own), isolated.
+// parameter file without them); back to back and, where calibrated, isolated.
 template <class Cost>
 inline void Engine<Cost>::set_calibrated_residual(LiveInstance& inst) const {
   const CollShape& shape = inst.shape;
@@ -115,9 +115,11 @@ inline void Engine<Cost>::set_calibrated_residual(LiveInstance& inst) const {
   const auto rounds = static_cast<double>(coll_rounds(shape));
   const CollectiveTimes& t = it->second;
   inst.residual = (shape.substitute ? t.substitute_residual(shape.m) : t.residual(shape.m)) * rounds / static_cast<double>(r2);
-  if (!shape.substitute && t.has_isolated()) {
+  if (shape.substitute ? t.has_substitute_isolated() : t.has_isolated()) {
     inst.isolated_gap_s = t.isolated_gap_s;
-    inst.residual_isolated = t.residual_after(shape.m, t.isolated_gap_s) * rounds / static_cast<double>(r2);
+    inst.residual_isolated = (shape.substitute ? t.substitute_residual_after(shape.m, t.isolated_gap_s)
+                                               : t.residual_after(shape.m, t.isolated_gap_s)) *
+                             rounds / static_cast<double>(r2);
   }
 }
 

@@ -57,8 +57,13 @@ TEST_CASE("mstep calibrate keeps whole parameters when only MPI_Finalize does no
     REQUIRE(c.contains(op));
     REQUIRE(c.at(op).contains("substitute_s"));
     CHECK(c.at(op).at("substitute_s").size() == c.at(op).at("bytes").size());
+    // and in the isolated loop too
+    REQUIRE(c.at(op).contains("isolated"));
+    REQUIRE(c.at(op).at("isolated").contains("substitute_s"));
+    CHECK(c.at(op).at("isolated").at("substitute_s").size() == c.at(op).at("bytes").size());
   }
   CHECK_FALSE(c.at("MPI_Sendrecv").contains("substitute_s"));
+  CHECK_FALSE(c.at("MPI_Sendrecv").at("isolated").contains("substitute_s"));
   CHECK(p.at("meta").at("notes").dump().find("substitutes: libmstep's collectives (MPICH's choice over point-to-point) "
                                              "timed per call for 16 operations") != std::string::npos);
   CHECK_FALSE(fs::exists(out.string() + ".substitutes"));  // its runs' directory is gone

@@ -66,8 +66,19 @@ TEST_CASE("a collective's residual: measured - model, linear between the sizes a
   CHECK(i.residual_after(8, 25e-6) == Approx(2e-6));    // a quarter of the way
   CHECK(i.residual_after(516, 50e-6) == Approx((2 + 3.5) / 2 * 1e-6));  // between the sizes too
   CHECK(i.residual_after(1024, 100e-6) == Approx(2e-6));
+  // The substitute's isolated loop: 9 and 5 us against the same isolated charge, 7 and -1 us beyond.
+  i.substitute_s = {6e-6, 3e-6};  // 5 and 2 us beyond back to back
+  CHECK(i.substitute_residual_after(8, 100e-6) == Approx(5e-6));  // its isolated loop not measured
+  i.substitute_isolated_s = {9e-6, 5e-6};
+  REQUIRE(i.has_substitute_isolated());
+  CHECK(i.substitute_residual_after(8, 0) == Approx(5e-6));
+  CHECK(i.substitute_residual_after(8, 100e-6) == Approx(7e-6));
+  CHECK(i.substitute_residual_after(8, 50e-6) == Approx(6e-6));
+  CHECK(i.substitute_residual_after(1024, 200e-6) == Approx(-1e-6));
+  CHECK(i.residual_after(8, 100e-6) == Approx(5e-6));  // MPICH's unchanged
   i.isolated_model_s.clear();
   CHECK_FALSE(i.has_isolated());
+  CHECK_FALSE(i.has_substitute_isolated());
   CHECK(i.residual_after(8, 100e-6) == Approx(1e-6));
 }
 
@@ -93,6 +104,16 @@ TEST_CASE("a substitute's times: its time under the recorder less the recorder's
   CHECK(table[Op::Bcast].substitute_s == std::vector<double>{0.0});
   CHECK(table[Op::Gather].substitute_s.empty());
   CHECK(table[Op::Barrier].substitute_s.empty());  // no substitute run
+  CHECK(table[Op::Allreduce].substitute_isolated_s.empty());  // no isolated loop in either
+  // The isolated loop, where both have it: less the recorder's cost too.
+  table[Op::Allreduce].isolated_gap_s = 100e-6;
+  table[Op::Allreduce].isolated_measured_s = {1.5e-6, 2.5e-6};
+  table[Op::Allreduce].isolated_model_s = {0.7e-6, 1.0e-6};
+  subs[Op::Allreduce].isolated_gap_s = 100e-6;
+  subs[Op::Allreduce].isolated_measured_s = {2.5e-6, 3.5e-6};
+  CHECK(set_substitute_times(table, subs, 0.25e-6) == 2);
+  CHECK(table[Op::Allreduce].substitute_isolated_s == std::vector<double>{2.25e-6, 3.25e-6});
+  CHECK(table[Op::Allreduce].substitute_residual_after(8, 100e-6) == Approx(1.55e-6));
   // No substitute measured: nothing set.
   CollectiveTable none = table;
   none[Op::Allreduce].substitute_s.clear();
@@ -140,6 +161,12 @@ TEST_CASE("the parameter file's collectives: read, written back, and refused in 
   CHECK(iso.collectives.at(Op::Bcast).residual_after(8, 1e-4) == Approx(4e-6));
   CHECK(iso.collectives.at(Op::Bcast).residual_after(8, 0) == Approx(1e-6));
   CHECK(parse_params(params_to_json(iso), "again").collectives == iso.collectives);
+  const CalibrationParams isub = parse_params(
+      params_with(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [2e-6], "model_s": [1e-6], "substitute_s": [3e-6],
+                      "isolated": {"gap_s": 1e-4, "measured_s": [6e-6], "model_s": [2e-6], "substitute_s": [5e-6]}}})"),
+      "s.json");
+  CHECK(isub.collectives.at(Op::Bcast).substitute_residual_after(8, 1e-4) == Approx(3e-6));
+  CHECK(parse_params(params_to_json(isub), "again").collectives == isub.collectives);
   CHECK(params_to_json(p).find("isolated") == std::string::npos);
 
   auto error = [](const std::string& collectives) {
@@ -173,7 +200,9 @@ TEST_CASE("the parameter file's collectives: read, written back, and refused in 
   CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "isolated": {"gap_s": 1e-4, "measured_s": [1e-6, 2e-6], "model_s": [1e-6]}}})") ==
         "p.json: key 'collectives.MPI_Bcast.isolated.measured_s': has 2 values for 1 sizes");
   CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "isolated": {"gap_s": 1e-4, "measured_s": [1e-6], "model_s": [1e-6], "calls": 5}}})") ==
-        "p.json: key 'collectives.MPI_Bcast.isolated.calls': unknown key (gap_s, measured_s, model_s)");
+        "p.json: key 'collectives.MPI_Bcast.isolated.calls': unknown key (gap_s, measured_s, model_s, substitute_s)");
+  CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "isolated": {"gap_s": 1e-4, "measured_s": [1e-6], "model_s": [1e-6], "substitute_s": []}}})") ==
+        "p.json: key 'collectives.MPI_Bcast.isolated.substitute_s': has 0 values for 1 sizes");
   CHECK(error(R"({"MPI_Bcast": {"bytes": [8], "measured_s": [1e-6], "model_s": [1e-6], "isolated": 3}})") ==
         "p.json: key 'collectives.MPI_Bcast.isolated': expected an object, got 3");
 }
@@ -355,12 +384,24 @@ TEST_CASE("the replay adds a collective's calibrated residual, per round of its 
     CHECK(run_at(2) == Approx(1 * us + 9 * us + 5.5 * us));      // 1 us of 4: 3 + (13 - 3) / 4
     CHECK(run_at(5) == Approx(4 * us + 9 * us + 13 * us));       // 4 us: the isolated 13
     CHECK(run_at(9) == Approx(8 * us + 9 * us + 13 * us));       // and beyond
-    table[Op::Barrier].substitute_s = {15e-6};                   // a substitute's: back to back only
-    const Run run(barrier_run(2));
-    ReplayInput in = run.input();
-    in.substitutes.barrier = CollAlgo::BarrierDissemination;
-    in.collective_times = &table;
-    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(16 * us));
+    // A substitute's: back to back only where its isolated loop was not measured (6 us beyond the
+    // messages), else its own isolated residual (23 - 9 = 14 us) by the same rule.
+    table[Op::Barrier].substitute_s = {15e-6};
+    auto substitute_at = [&](std::uint64_t enter) {
+      std::vector<RankTrace> t;
+      for (int r = 0; r < 2; ++r)
+        t.push_back(make_rank(r, 2, {ev(Op::Init, 0, 1), ev(Op::Barrier, enter, enter + 7), ev(Op::Finalize, enter + 7, enter + 8)}));
+      const Run run(t);
+      ReplayInput in = run.input();
+      in.substitutes.barrier = CollAlgo::BarrierDissemination;
+      in.collective_times = &table;
+      return replay_loggps(in, barrier_machine()).finish_s[0];
+    };
+    CHECK(substitute_at(5) == Approx(4 * us + 9 * us + 6 * us));
+    table[Op::Barrier].substitute_isolated_s = {23e-6};
+    CHECK(substitute_at(1) == Approx(9 * us + 6 * us));
+    CHECK(substitute_at(3) == Approx(2 * us + 9 * us + 10 * us));  // half way: 6 + (14 - 6) / 2
+    CHECK(substitute_at(5) == Approx(4 * us + 9 * us + 14 * us));
   }
   SECTION("a negative residual never ends a call before its entry") {
     table[Op::Barrier] = times({0}, {1e-6}, {100e-6});

@@ -69,6 +69,10 @@ LoopRun run_loops(const SubstituteCalibration& c, Under under, bool probe_only, 
         model::CollectiveTimes& t = run.table[static_cast<Op>(i)];
         t.bytes = v.at("bytes").get<std::vector<std::uint64_t>>();
         t.measured_s = v.at("measured_s").get<std::vector<double>>();
+        if (const auto iso = v.find("isolated"); iso != v.end()) {
+          t.isolated_gap_s = iso->at("gap_s").get<double>();
+          t.isolated_measured_s = iso->at("measured_s").get<std::vector<double>>();
+        }
       }
   }
   return run;
@@ -101,6 +105,8 @@ std::string calibrate_substitutes(const SubstituteCalibration& c, model::Calibra
       if (fresh || it->second.bytes != t.bytes) continue;
       for (std::size_t i = 0; i < t.measured_s.size() && i < it->second.measured_s.size(); ++i)
         it->second.measured_s[i] = std::min(it->second.measured_s[i], t.measured_s[i]);
+      for (std::size_t i = 0; i < t.isolated_measured_s.size() && i < it->second.isolated_measured_s.size(); ++i)
+        it->second.isolated_measured_s[i] = std::min(it->second.isolated_measured_s[i], t.isolated_measured_s[i]);
     }
   };
   try {

@@ -149,7 +149,11 @@ void print_params(const CalibrationParams& p, const std::string& name) {
       if (t.has_isolated()) {
         fmt::print("  {:<26}", fmt::format("  isolated ({} before)", time_text(t.isolated_gap_s)));
         for (std::size_t i = 0; i < t.bytes.size(); ++i)
-          fmt::print(" {} B: {} / {};", t.bytes[i], time_text(t.isolated_measured_s[i]), time_text(t.isolated_model_s[i]));
+        {
+          fmt::print(" {} B: {} / {}", t.bytes[i], time_text(t.isolated_measured_s[i]), time_text(t.isolated_model_s[i]));
+          if (t.has_substitute_isolated()) fmt::print(", {}", time_text(t.substitute_isolated_s[i]));
+          fmt::print(";");
+        }
         fmt::print("\n");
       }
     }
