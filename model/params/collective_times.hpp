@@ -33,8 +33,8 @@ struct CollectiveTimes {
   // The same calls each after `isolated_gap_s` of computation on both ranks (`mstep calibrate`'s
   // isolated loop: a call entered after the last one's messages have settled, as in a program
   // that computes between its collectives), per call inside the call, measured and as the replay
-  // charges that loop, at `bytes`. Empty where not measured (parameter files before stop 49, and
-  // MPI_Waitall's exchange, whose gap would be before its MPI_Irecv).
+  // charges that loop, at `bytes` (MPI_Waitall's exchange: the computation before its MPI_Irecv).
+  // Empty where not measured (parameter files before stop 49).
   double isolated_gap_s = 0;
   std::vector<double> isolated_measured_s = {}, isolated_model_s = {};
   // libmstep's substitute in the same isolated loop, as substitute_s (empty: not measured).

@@ -55,6 +55,7 @@ struct RankState {
   double end = 0;                        // completion of the current call so far
   double busy = 0;                       // CPU time the current call has spent from its entry on overheads
   double exchange_s = 0;                 // the current call's calibrated exchange residual (0: none)
+  double irecv_gap = 0;                  // computation before the rank's last MPI_Irecv (calibrated runs only)
   double pending = 0;                    // computation seen between records of one call
   double last_ts = -1e300;               // start of the rank's last send (for g)
   double spt = 1e-9;

@@ -193,7 +193,12 @@ inline bool Engine<Cost>::start_call(RankState& s) {
   }
   for (std::uint32_t p = s.first; p < s.last; ++p) publish(s, s.rec(p), s.link(p), s.at(p));
   // Found while the call's messages are all live (completing it retires them).
-  if (run_.collective_times) [[unlikely]] s.exchange_s = exchange_residual(s);
+  if (run_.collective_times) [[unlikely]] {
+    // An exchange's MPI_Waitall is isolated by the computation before its MPI_Irecv (s.t: the end
+    // of the call before it).
+    if (s.call_op == Op::Irecv) s.irecv_gap = s.entry - s.t;
+    s.exchange_s = exchange_residual(s);
+  }
   s.cursor = s.first;
   s.end = s.entry;
   s.busy = 0;

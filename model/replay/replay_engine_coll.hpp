@@ -68,8 +68,8 @@ inline bool Engine<Cost>::start_collective(RankState& s, std::uint32_t p) {
 // messages the replay matched; 0 otherwise. Two kinds, each calibrated on its own: MPI_Sendrecv
 // with one partner, and an MPI_Waitall completing an MPI_Irecv and an MPI_Isend with one partner
 // posted by the two calls just before it (the residual of the three calls, added to the Waitall).
-// A Sendrecv's is by its computation before the call, as a collective's (back to back, isolated,
-// or between: CollectiveTimes::residual_after); the Waitall's back to back.
+// Each by the computation before it, as a collective's (back to back, isolated, or between:
+// CollectiveTimes::residual_after): the Sendrecv's own, the Waitall's before its MPI_Irecv.
 // Out of line and cold: inlined into the call's path, the Sendrecv check cost a 64-rank
 // ping-pong 4% more instructions in calls that are no exchange (callgrind).
 template <class Cost>
@@ -97,7 +97,7 @@ double Engine<Cost>::exchange_residual(const RankState& s) {
   const std::uint32_t w = s.at(s.first);  // the Waitall's first record, in the rank's file order
   if (w < 2 || std::min(got.post_event, sent.send_event) != w - 2 || std::max(got.post_event, sent.send_event) != w - 1)
     return 0;
-  return it->second.residual(std::max(sent.bytes, in.recv_bytes));
+  return it->second.residual_after(std::max(sent.bytes, in.recv_bytes), s.irecv_gap);
 }
 
 // The residual of the instance's operation at its block size, per round of its algorithm relative

@@ -254,6 +254,11 @@ TEST_CASE("the replay adds an exchange's calibrated residual to each MPI_Sendrec
     const ReplayResult r = replay_loggps(in, barrier_machine());
     CHECK(r.finish_s[0] == Approx(13 * us));
     CHECK(r.finish_s[1] == Approx(13 * us));
+    // Isolated from 2 us of computation on, 20 us beyond the messages; this one had 1 us before it.
+    table[Op::Sendrecv].isolated_gap_s = 2e-6;
+    table[Op::Sendrecv].isolated_measured_s = {29e-6};
+    table[Op::Sendrecv].isolated_model_s = {9e-6};
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(21.5 * us));  // 3 + 17 / 2 more
   }
   SECTION("a ring shift (to the right, from the left) is no exchange: nothing more") {
     const Run run(sendrecv_run(3, [](int r) { return (r + 1) % 3; }, [](int r) { return (r + 2) % 3; }));
@@ -308,6 +313,20 @@ TEST_CASE("the replay adds an exchange's calibrated residual to each MPI_Waitall
       CHECK(r.finish_s[0] == Approx(base + 3 * us));
       CHECK(r.finish_s[1] == Approx(base + 3 * us));
     }
+  }
+  SECTION("isolated: by the computation before the MPI_Irecv") {
+    table[Op::Waitall].isolated_gap_s = 2e-6;
+    table[Op::Waitall].isolated_measured_s = {29e-6};
+    table[Op::Waitall].isolated_model_s = {9e-6};  // 20 us beyond the messages
+    const Run first(exchange_run(2, other, other, true, false));
+    ReplayInput in = first.input();
+    in.collective_times = &table;
+    CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(base + 11.5 * us));  // 1 us of 2: 3 + 17 / 2
+    // The Isend first takes the computation; the Irecv after it has none: back to back.
+    const Run second(exchange_run(2, other, other, false, false));
+    ReplayInput in2 = second.input();
+    in2.collective_times = &table;
+    CHECK(replay_loggps(in2, barrier_machine()).finish_s[0] == Approx(base + 3 * us));
   }
   SECTION("a Sendrecv's entry is not the Waitall's") {
     CollectiveTable sendrecv_only;

@@ -127,8 +127,8 @@ model::CollectiveTable measure_collectives(const Comm& pair, std::vector<char>& 
       for (int r = 0; r < rounds; ++r) per_call.push_back(loop(op, pair, mi, calls, a, b));
       t.bytes.push_back(m);
       t.measured_s.push_back(median(per_call));
-      // Isolated (not MPI_Waitall's exchange: its computation would come before its MPI_Irecv).
-      if (options.isolated_gap > 0 && op != Op::Waitall) {
+      // Isolated (MPI_Waitall's exchange: the computation before its MPI_Irecv).
+      if (options.isolated_gap > 0) {
         const double gap = options.isolated_gap;
         const int isolated_calls = std::clamp(static_cast<int>(options.isolated_budget / (first + gap)), 4, 100);
         std::vector<double> inside;
