@@ -32,8 +32,8 @@ double CollectiveTimes::residual(std::uint64_t m) const { return interpolate_exc
 double CollectiveTimes::residual_after(std::uint64_t m, double gap) const {
   const double back_to_back = residual(m);
   if (!has_isolated() || !(gap > 0)) return back_to_back;
-  const double isolated = interpolate_excess(bytes, isolated_measured_s, isolated_model_s, m);
-  return back_to_back + std::min(gap / isolated_gap_s, 1.0) * (isolated - back_to_back);
+  return residual_for_gap(back_to_back, interpolate_excess(bytes, isolated_measured_s, isolated_model_s, m), gap,
+                          isolated_gap_s);
 }
 
 double CollectiveTimes::substitute_residual(std::uint64_t m) const {
@@ -43,8 +43,8 @@ double CollectiveTimes::substitute_residual(std::uint64_t m) const {
 double CollectiveTimes::substitute_residual_after(std::uint64_t m, double gap) const {
   const double back_to_back = substitute_residual(m);
   if (!has_substitute_isolated() || !(gap > 0)) return back_to_back;
-  const double isolated = interpolate_excess(bytes, substitute_isolated_s, isolated_model_s, m);
-  return back_to_back + std::min(gap / isolated_gap_s, 1.0) * (isolated - back_to_back);
+  return residual_for_gap(back_to_back, interpolate_excess(bytes, substitute_isolated_s, isolated_model_s, m), gap,
+                          isolated_gap_s);
 }
 
 bool libmstep_has_substitute(Op op) {
@@ -109,6 +109,23 @@ std::vector<double> seconds(const nlohmann::json& v, const std::string& file, co
   return out;
 }
 
+// `obj`'s measured_s and model_s (required) and substitute_s (optional), seconds per size: the
+// loops' fields, back to back (an operation's) and isolated (its "isolated").
+void per_size_seconds(const nlohmann::json& obj, const std::string& file, const std::string& key, std::size_t sizes,
+                      std::vector<double>& measured, std::vector<double>& model, std::vector<double>& substitute) {
+  for (const char* field : {"measured_s", "model_s", "substitute_s"}) {
+    const bool optional = std::string_view(field) == "substitute_s";
+    const auto f = obj.find(field);
+    if (f == obj.end()) {
+      if (optional) continue;
+      fail(file, key + "." + field, "missing");
+    }
+    auto s = seconds(*f, file, key + "." + field);
+    if (s.size() != sizes) fail(file, key + "." + field, fmt::format("has {} values for {} sizes", s.size(), sizes));
+    (std::string_view(field) == "measured_s" ? measured : optional ? substitute : model) = std::move(s);
+  }
+}
+
 }  // namespace
 
 CollectiveTable read_collective_times(const nlohmann::json& j, const std::string& file) {
@@ -134,18 +151,7 @@ CollectiveTable read_collective_times(const nlohmann::json& j, const std::string
         fail(file, fmt::format("{}.bytes[{}]", key, i), fmt::format("{} is out of range: expected increasing sizes", x.dump()));
       t.bytes.push_back(x.get<std::uint64_t>());
     }
-    for (const char* field : {"measured_s", "model_s", "substitute_s"}) {
-      const bool optional = std::string_view(field) == "substitute_s";
-      const auto f = v.find(field);
-      if (f == v.end()) {
-        if (optional) continue;
-        fail(file, key + "." + field, "missing");
-      }
-      auto s = seconds(*f, file, key + "." + field);
-      if (s.size() != t.bytes.size())
-        fail(file, key + "." + field, fmt::format("has {} values for {} sizes", s.size(), t.bytes.size()));
-      (std::string_view(field) == "measured_s" ? t.measured_s : optional ? t.substitute_s : t.model_s) = std::move(s);
-    }
+    per_size_seconds(v, file, key, t.bytes.size(), t.measured_s, t.model_s, t.substitute_s);
     if (const auto iso = v.find("isolated"); iso != v.end()) {
       const std::string ikey = key + ".isolated";
       if (!iso->is_object()) fail(file, ikey, fmt::format("expected an object, got {}", iso->dump()));
@@ -154,20 +160,7 @@ CollectiveTable read_collective_times(const nlohmann::json& j, const std::string
           gap->get<double>() > 1)
         fail(file, ikey + ".gap_s", "expected seconds of computation before each call, above 0 and at most 1");
       t.isolated_gap_s = gap->get<double>();
-      for (const char* field : {"measured_s", "model_s", "substitute_s"}) {
-        const bool optional = std::string_view(field) == "substitute_s";
-        const auto f = iso->find(field);
-        if (f == iso->end()) {
-          if (optional) continue;
-          fail(file, ikey + "." + field, "missing");
-        }
-        auto s = seconds(*f, file, ikey + "." + field);
-        if (s.size() != t.bytes.size())
-          fail(file, ikey + "." + field, fmt::format("has {} values for {} sizes", s.size(), t.bytes.size()));
-        (std::string_view(field) == "measured_s" ? t.isolated_measured_s
-         : optional                              ? t.substitute_isolated_s
-                                                 : t.isolated_model_s) = std::move(s);
-      }
+      per_size_seconds(*iso, file, ikey, t.bytes.size(), t.isolated_measured_s, t.isolated_model_s, t.substitute_isolated_s);
       for (const auto& [k, unused] : iso->items())
         if (k != "gap_s" && k != "measured_s" && k != "model_s" && k != "substitute_s")
           fail(file, ikey + "." + k, "unknown key (gap_s, measured_s, model_s, substitute_s)");

@@ -11,6 +11,7 @@
 // to one partner, posted by the two calls just before it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -21,6 +22,13 @@
 #include "format/trace_format.hpp"
 
 namespace mstep::model {
+
+// The residual of a call entered after `gap` seconds of computation: `back_to_back` at 0,
+// `isolated` from `gap_s` on, linear between (`gap` below 0 is 0). The one rule of
+// CollectiveTimes::residual_after and of the replay, which keeps the two ends per instance.
+inline double residual_for_gap(double back_to_back, double isolated, double gap, double gap_s) {
+  return back_to_back + std::min(std::max(gap, 0.0) / gap_s, 1.0) * (isolated - back_to_back);
+}
 
 struct CollectiveTimes {
   std::vector<std::uint64_t> bytes;          // m, a member's block (collective_block_bytes), increasing

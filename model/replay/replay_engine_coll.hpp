@@ -250,9 +250,9 @@ inline bool Engine<Cost>::run_collective(RankState& s) {
   // back or, by the member's computation before its call (s.t is still its previous call's end),
   // isolated. A negative one (back-to-back transfers overlap more than the messages' sum) never
   // ends a call before its entry.
-  double residual = inst.residual;
-  if (inst.isolated_gap_s > 0) [[unlikely]]
-    residual += std::min(std::max(s.entry - s.t, 0.0) / inst.isolated_gap_s, 1.0) * (inst.residual_isolated - inst.residual);
+  const double residual = inst.isolated_gap_s > 0 ? residual_for_gap(inst.residual, inst.residual_isolated, s.entry - s.t,
+                                                                      inst.isolated_gap_s)
+                                                   : inst.residual;
   if (residual != 0) s.end = std::max(s.end + residual, s.entry);
   inst.end[s.me] = s.end;
   s.t = s.end;

@@ -390,15 +390,18 @@ TEST_CASE("the replay adds a collective's calibrated residual, per round of its 
     table[Op::Barrier].isolated_gap_s = 4e-6;
     table[Op::Barrier].isolated_measured_s = {22e-6};
     table[Op::Barrier].isolated_model_s = {9e-6};  // 13 us beyond the messages
-    auto run_at = [&](std::uint64_t enter) {
+    // The barrier entered at `enter` (computation from 1 to there), MPICH's or the substitute's.
+    auto barrier_at = [&](std::uint64_t enter, bool substitute) {
       std::vector<RankTrace> t;
       for (int r = 0; r < 2; ++r)
         t.push_back(make_rank(r, 2, {ev(Op::Init, 0, 1), ev(Op::Barrier, enter, enter + 7), ev(Op::Finalize, enter + 7, enter + 8)}));
       const Run run(t);
       ReplayInput in = run.input();
+      if (substitute) in.substitutes.barrier = CollAlgo::BarrierDissemination;
       in.collective_times = &table;
       return replay_loggps(in, barrier_machine()).finish_s[0];
     };
+    auto run_at = [&](std::uint64_t enter) { return barrier_at(enter, false); };
     CHECK(run_at(1) == Approx(9 * us + 3 * us));                 // back to back: 3 us
     CHECK(run_at(2) == Approx(1 * us + 9 * us + 5.5 * us));      // 1 us of 4: 3 + (13 - 3) / 4
     CHECK(run_at(5) == Approx(4 * us + 9 * us + 13 * us));       // 4 us: the isolated 13
@@ -406,16 +409,7 @@ TEST_CASE("the replay adds a collective's calibrated residual, per round of its 
     // A substitute's: back to back only where its isolated loop was not measured (6 us beyond the
     // messages), else its own isolated residual (23 - 9 = 14 us) by the same rule.
     table[Op::Barrier].substitute_s = {15e-6};
-    auto substitute_at = [&](std::uint64_t enter) {
-      std::vector<RankTrace> t;
-      for (int r = 0; r < 2; ++r)
-        t.push_back(make_rank(r, 2, {ev(Op::Init, 0, 1), ev(Op::Barrier, enter, enter + 7), ev(Op::Finalize, enter + 7, enter + 8)}));
-      const Run run(t);
-      ReplayInput in = run.input();
-      in.substitutes.barrier = CollAlgo::BarrierDissemination;
-      in.collective_times = &table;
-      return replay_loggps(in, barrier_machine()).finish_s[0];
-    };
+    auto substitute_at = [&](std::uint64_t enter) { return barrier_at(enter, true); };
     CHECK(substitute_at(5) == Approx(4 * us + 9 * us + 6 * us));
     table[Op::Barrier].substitute_isolated_s = {23e-6};
     CHECK(substitute_at(1) == Approx(9 * us + 6 * us));
