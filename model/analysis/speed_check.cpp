@@ -1,6 +1,8 @@
 #include "model/analysis/speed_check.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -41,8 +43,8 @@ std::optional<std::string> speed_change(const CalibrationParams& before, const C
   const double s_before = at_S(before, size_before), s_after = at_S(after, size_after);
   if (size_before == size_after) compare(fmt::format("at {} B (S)", size_before), s_before, s_after);
   if (moved.empty()) return std::nullopt;
-  return fmt::format("the machine changed speed during these runs: {} (calibrated again after them); rows whose "
-                     "runs came out in the other period miss by as much",
+  return fmt::format("the machine changed speed during these runs: {} (calibrated again after them); each row is "
+                     "predicted with the calibration of its run's period",
                      fmt::join(moved, ", "));
 }
 
@@ -96,6 +98,49 @@ std::optional<std::string> run_speed_difference(const ProbedLatency& run, const 
                      "parameters' ({}): the machine was not in the state it was calibrated in, and predictions of "
                      "small messages are off by about as much (calibrate again in the run's conditions)",
                      fmt::join(seen, ", "), worst / cal, us(cal));
+}
+
+double run_half_rtt(const ProbedLatency& run) {
+  if (run.at_init_s > 0 && run.at_finalize_s > 0) return std::sqrt(run.at_init_s * run.at_finalize_s);
+  return run.at_init_s > 0 ? run.at_init_s : std::max(run.at_finalize_s, 0.0);
+}
+
+PeriodMatch nearest_period(double run_s, std::span<const double> calibrated_s) {
+  PeriodMatch m;
+  m.run_s = run_s > 0 ? run_s : 0;
+  if (!(run_s > 0)) return m;
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < calibrated_s.size(); ++i) {
+    if (!(calibrated_s[i] > 0)) continue;
+    const double distance = std::abs(std::log(run_s / (kProbeOverCalibration * calibrated_s[i])));
+    if (distance < best) best = distance, m.index = i, m.by_probe = true;
+  }
+  return m;
+}
+
+PeriodMatch choose_by_period(const TraceDir& trace, std::span<const CalibrationParams* const> candidates) {
+  // The probe per kind of host: read at most twice, whatever the number of files.
+  std::optional<ProbedLatency> probe[2];
+  auto probe_for = [&](const CalibrationParams& p) -> const ProbedLatency& {
+    const bool one_host = calibrated_on_one_host(p);
+    auto& slot = probe[one_host ? 1 : 0];
+    if (!slot) slot = probed_latency(trace, one_host);
+    return *slot;
+  };
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const ProbedLatency& run = probe_for(*candidates[i]);
+    if (candidates[i]->meta.half_rtt_8B > 0 && run_half_rtt(run) > 0 && !run_speed_difference(run, *candidates[i]))
+      return PeriodMatch{i, true, true, run_half_rtt(run)};
+  }
+  // None in the run's period: the nearest, each on the run's scale for its kind of host (the
+  // ratio of the first file's probe to its own).
+  std::vector<double> calibrated(candidates.size(), 0.0);
+  const double first = candidates.empty() ? 0.0 : run_half_rtt(probe_for(*candidates[0]));
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const double own = run_half_rtt(probe_for(*candidates[i]));
+    if (own > 0 && first > 0) calibrated[i] = candidates[i]->meta.half_rtt_8B * first / own;
+  }
+  return nearest_period(first, calibrated);
 }
 
 }  // namespace mstep::model

@@ -5,7 +5,9 @@
 // whose runs came out in another period than their parameters misses by that much.
 #pragma once
 
+#include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "model/params/params.hpp"
@@ -45,5 +47,30 @@ std::optional<std::string> run_speed_difference(const ProbedLatency& run, const 
 
 // Did the calibration's pair share a host? (Unknown: yes.)
 bool calibrated_on_one_host(const CalibrationParams& params);
+
+// Of several calibrations, the one of the run's period. This machine's small-message latency moves
+// by 3-4 times between periods, and a run predicted with a calibration of the other period misses
+// by about as much (README, "Parameters of the run's period").
+//
+// nearest_period: the nearest by ratio of the run's half round trip to each calibration's 8-byte
+// half round trip scaled by kProbeOverCalibration (smallest |ln|, the first of equals); a
+// calibration without the measurement is never chosen over one with it. `by_probe` false, index 0:
+// the run has no probe or no calibration has the measurement.
+inline constexpr double kProbeOverCalibration = 0.85;  // the probe's bias: a best of 8 against a median
+struct PeriodMatch {
+  std::size_t index = 0;
+  bool by_probe = false;
+  bool in_period = false;  // run_speed_difference finds nothing to say against it
+  double run_s = 0;        // the run's half round trip compared (0: no probe)
+};
+// The run's probes at MPI_Init and at MPI_Finalize: their geometric mean, either alone where the
+// other is missing; 0 when none.
+double run_half_rtt(const ProbedLatency& run);
+PeriodMatch nearest_period(double run_s, std::span<const double> calibrated_s);
+// Over parameter files and a trace: the first file in the run's period (run_speed_difference says
+// nothing: two calibrations of one period differ by their noise, and the order given is the
+// user's preference), else the nearest (nearest_period). Each file is compared with the ranks on
+// its own kind of host, as run_speed_difference compares them.
+PeriodMatch choose_by_period(const TraceDir& trace, std::span<const CalibrationParams* const> candidates);
 
 }  // namespace mstep::model

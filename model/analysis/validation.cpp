@@ -31,6 +31,10 @@ std::string row_note(const ValidationRow& r) {
     if (!note.empty()) note += "; ";
     note += fmt::format("oversubscribed: {} ranks on {} cores", r.ranks, r.cores);
   }
+  if (r.ok() && r.params_after) {
+    if (!note.empty()) note += "; ";
+    note += "predicted with the calibration after the runs (the run's period)";
+  }
   if (r.ok() && r.other_period) {
     if (!note.empty()) note += "; ";
     note += fmt::format("another period: 8 B half round trip {:.2g} / {:.2g} us at Init / Finalize", r.probe_init_s * 1e6,
@@ -295,12 +299,17 @@ std::string goals_text(std::span<const ValidationRow> rows, int ranks, bool mark
     out += fmt::format("{}{}: {} ({})\n", bullet, g.goal, verdict_name(g.verdict), g.detail);
   // Runs whose own round trip says the machine was not in the calibration's state count as they
   // came out; say how many, since their misses are the machine's and not the models'.
-  std::size_t runs = 0, other = 0;
+  std::size_t runs = 0, other = 0, after = 0;
   for (const ValidationRow& r : rows)
     if (r.ok() && r.ranks == ranks && !r.oversubscribed) {
       ++runs;
       other += r.other_period ? 1 : 0;
+      after += r.params_after ? 1 : 0;
     }
+  if (after)
+    out += fmt::format("{}{} of {} runs at {} ranks were predicted with the calibration made after the runs, whose "
+                       "8-byte half round trip was nearer theirs than the first calibration's\n",
+                       bullet, after, runs, ranks);
   if (other)
     out += fmt::format("{}{} of {} runs at {} ranks came out in another period of the machine than their calibration "
                        "(\"another period\" in the tables): their errors count above as they are\n",

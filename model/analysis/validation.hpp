@@ -67,6 +67,9 @@ struct ValidationRow {
   // it differs from the calibration's by more than its tolerance: a run in another period.
   double probe_init_s = 0, probe_finalize_s = 0;
   bool other_period = false;
+  // Predicted with the calibration made after the runs, not the one before them: the run's probe
+  // was nearer its period (model/analysis/speed_check.hpp, nearest_period).
+  bool params_after = false;
   std::string error;  // non-empty: the run failed and has no numbers
   bool ok() const { return error.empty(); }
   const Prediction* find(std::string_view model) const;

@@ -233,6 +233,43 @@ TEST_CASE("report: the run's own 8-byte round trip beside the parameters', and a
   } else {
     WARN("the run's round trip moved from " << init << " s to " << fin << " s: not compared");
   }
+  // Several parameter files: the one whose half round trip is the run's period, in either order
+  // (a file at the run's own probe against one a thousand times slower, and one ten times faster).
+  const double run_s = std::sqrt(init * fin) / 0.85;  // model::kProbeOverCalibration
+  const std::string near = params_with(run_s), slower = params_with(run_s * 1000), faster = params_with(run_s / 10);
+  for (const auto& order : {std::vector<std::string>{slower, near, faster}, std::vector<std::string>{near, faster, slower}}) {
+    const Result chose = run({kMstep, "report", dir.string(), "--params", order[0], "--params", order[1], "--params",
+                              order[2], "--format", "json"}, env);
+    REQUIRE(chose.code == 0);
+    const json j = json::parse(chose.out);
+    CHECK(j.at("params") == near);
+    const std::string why = j.at("latency_probe").at("params_choice").get<std::string>();
+    CHECK(why.rfind("of 3 given, the first of the run's period: 8-byte half round trip ", 0) == 0);
+    CHECK(why.find("; not ") != std::string::npos);
+    CHECK(why.find(slower + " ") != std::string::npos);
+    CHECK(why.find(faster + " ") != std::string::npos);
+    const Result text = run({kMstep, "report", dir.string(), "--params", order[0], "--params", order[1], "--params",
+                             order[2]}, env);
+    CHECK(text.out.find("parameters: " + near + " (of 3 given, the first of the run's period") != std::string::npos);
+  }
+  // None of the run's period: the nearest by ratio (ten times against a thousand), and the warning.
+  const Result neither = run({kMstep, "report", dir.string(), "--params", slower, "--params", faster, "--format", "json"}, env);
+  REQUIRE(neither.code == 0);
+  const json nj = json::parse(neither.out);
+  CHECK(nj.at("params") == faster);
+  CHECK(nj.at("latency_probe").at("params_choice").get<std::string>().rfind(
+            "of 2 given, none of the run's period: the nearest, 8-byte half round trip ", 0) == 0);
+  CHECK(nj.at("latency_probe").at("warning").is_string());
+  // What-if takes its baseline the same way; one file alone has no choice to explain.
+  const Result whatif = run({kMstep, "whatif", dir.string(), "--params", slower, "--params", near, "--scale", "L=2",
+                             "--format", "json"}, env);
+  REQUIRE(whatif.code == 0);
+  CHECK(json::parse(whatif.out).at("params") == near);
+  CHECK(json::parse(as_json.out).at("latency_probe").at("params_choice").is_null());
+  // A bad one among several fails as one alone does.
+  const Result bad = run({kMstep, "report", dir.string(), "--params", near, "--params", (dir / "missing.json").string()}, env);
+  CHECK(bad.code == 1);
+  CHECK(bad.err == "mstep: " + (dir / "missing.json").string() + ": cannot read parameter file: no such file\n");
 }
 
 namespace {

@@ -1,6 +1,8 @@
 // Integration tests: `mstep validate` end to end on a tiny suite written by the test (the shipped
 // ring example, 20 iterations) with a hand-written parameter file, so that no calibration runs;
 // and its one-line errors for bad suites and failing cases.
+#include <cmath>
+
 #include "harness.hpp"
 
 using namespace mstep_it;
@@ -332,6 +334,25 @@ TEST_CASE("validate calibrates, and calibrates again after the runs to see wheth
   // null when the two calibrations agree within 15%; else the sentence, also under the table.
   CHECK((change.is_null() || change.get<std::string>().rfind("the machine changed speed during these runs: ", 0) == 0));
   if (change.is_string()) CHECK(r.out.find("Warning: the machine changed speed") != std::string::npos);
+  // Each row is predicted with the calibration of its run's period: the first one unless the run's
+  // probes are outside it (model::run_speed_difference: above 1.3 or below 0.5 of its half round
+  // trip), then the nearer by ratio (the probe scaled as model::nearest_period scales it).
+  const json& x = j.at("experiments").at(0);
+  REQUIRE(x.at("params_after").at("content").is_object());
+  const double before = x.at("params").at("content").at("meta").at("half_rtt_8B");
+  const double after = x.at("params_after").at("content").at("meta").at("half_rtt_8B");
+  REQUIRE(!x.at("rows").empty());
+  for (const json& row : x.at("rows")) {
+    INFO(row.dump());
+    const json& probe = row.at("probe_half_rtt_s");
+    REQUIRE(probe.at(0).is_number());
+    REQUIRE(probe.at(1).is_number());
+    const double run_s = std::sqrt(probe.at(0).get<double>() * probe.at(1).get<double>());
+    auto distance = [&](double calibrated) { return std::abs(std::log(run_s / (0.85 * calibrated))); };
+    auto inside = [&](double probed) { return probed <= 1.3 * before && probed >= 0.5 * before; };
+    if (inside(probe.at(0).get<double>()) && inside(probe.at(1).get<double>())) CHECK(row.at("params_after") == false);
+    else CHECK(row.at("params_after") == (distance(after) < distance(before)));
+  }
 }
 
 TEST_CASE("validate: the shipped suites parse (a rank count none of them has leaves nothing to run)", "[validate]") {

@@ -1,5 +1,7 @@
 // model/analysis/speed_check.hpp: two calibrations of one transport compared, before and after a
 // validation's runs.
+#include <cmath>
+
 #include <catch2/catch.hpp>
 
 #include "model/analysis/speed_check.hpp"
@@ -27,7 +29,7 @@ TEST_CASE("speed check: what moved between two calibrations, beyond the toleranc
   const auto moved = speed_change(calibration(6.0e-6, 55e-6), calibration(6.3e-6, 40e-6));
   REQUIRE(moved);
   CHECK(*moved == "the machine changed speed during these runs: at 8192 B (S) 55 us -> 40 us (-27%) (calibrated "
-                  "again after them); rows whose runs came out in the other period miss by as much");
+                  "again after them); each row is predicted with the calibration of its run's period");
   // Both moved.
   const auto both = speed_change(calibration(0.2e-6, 3.5e-6), calibration(0.6e-6, 4.5e-6));
   REQUIRE(both);
@@ -102,4 +104,82 @@ TEST_CASE("speed check: the run's own 8-byte round trips against the calibration
   CHECK_FALSE(calibrated_on_one_host(across));
   across.meta.hosts = {"x", "x"};
   CHECK(calibrated_on_one_host(across));
+}
+
+TEST_CASE("speed check: of several calibrations, the one of the run's period", "[validation]") {
+  // The run probed 0.6 us: against 0.85 x 0.17 = 0.1445 us and 0.85 x 0.66 = 0.561 us, the second
+  // (|ln(0.6/0.561)| = 0.067 against |ln(0.6/0.1445)| = 1.42).
+  const double periods[] = {0.17e-6, 0.66e-6};
+  auto m = nearest_period(0.6e-6, periods);
+  CHECK(m.by_probe);
+  CHECK(m.index == 1);
+  CHECK(m.run_s == Approx(0.6e-6));
+  // 0.2 us: the first (|ln(0.2/0.1445)| = 0.325 against |ln(0.561/0.2)| = 1.03).
+  CHECK(nearest_period(0.2e-6, periods).index == 0);
+  // The probe's bias decides between close ones: 0.56 us is the 0.66 us period's best of 8
+  // (0.85 x 0.66 = 0.561), not the 0.5 us one's (0.425): by plain ratio it would be the 0.5 us.
+  const double close[] = {0.5e-6, 0.66e-6};
+  CHECK(nearest_period(0.56e-6, close).index == 1);
+  // Equals: the first. A calibration without the measurement is never chosen over one with it.
+  const double same[] = {0.4e-6, 0.4e-6};
+  CHECK(nearest_period(0.3e-6, same).index == 0);
+  const double unmeasured[] = {0, 0.66e-6};
+  CHECK(nearest_period(0.1e-6, unmeasured).index == 1);
+  // Nothing to go by: the first, and says so.
+  const double none[] = {0.0, 0.0};
+  CHECK_FALSE(nearest_period(0.3e-6, none).by_probe);
+  CHECK_FALSE(nearest_period(0.0, periods).by_probe);
+  CHECK(nearest_period(0.0, periods).index == 0);
+
+  // The run's value: the geometric mean of its two probes, or the one it has.
+  CHECK(run_half_rtt(ProbedLatency{0.2e-6, 0.8e-6, 1, true}) == Approx(0.4e-6));
+  CHECK(run_half_rtt(ProbedLatency{0, 0.8e-6, 1, true}) == Approx(0.8e-6));
+  CHECK(run_half_rtt(ProbedLatency{0.3e-6, 0, 1, true}) == Approx(0.3e-6));
+  CHECK(run_half_rtt(ProbedLatency{}) == 0);
+
+  // From a trace: round trips of 1200 and 1000 ns halved, 600 and 500 ns (sqrt: 548 ns): the 0.66 us
+  // calibration of the three is the run's period (the 0.17 us one is not, and one has no
+  // measurement).
+  const auto run = run_with_round_trips({{1200, 1000}});
+  const CalibrationParams fast = calibration(0.17e-6, 3.5e-6), slow = calibration(0.66e-6, 4.5e-6), blank;
+  const CalibrationParams* three[] = {&blank, &fast, &slow};
+  const auto t = choose_by_period(run, three);
+  CHECK(t.by_probe);
+  CHECK(t.index == 2);
+  CHECK(t.in_period);
+  CHECK(t.run_s == Approx(std::sqrt(600e-9 * 500e-9)));
+  // Two of the run's period: the first given, though the second is nearer (0.75 us: 600 ns is
+  // within 30% above, 500 ns not below half; 0.64 us nearer by ratio). Two calibrations of one
+  // period differ by their noise; the order is the user's.
+  const CalibrationParams in_a = calibration(0.75e-6, 4e-6), in_b = calibration(0.64e-6, 4e-6);
+  const CalibrationParams* both_in[] = {&fast, &in_a, &in_b};
+  CHECK(choose_by_period(run, both_in).index == 1);
+  const CalibrationParams* b_first[] = {&in_b, &in_a};
+  CHECK(choose_by_period(run, b_first).index == 0);
+  // None of the run's period: the nearest, and says so.
+  const CalibrationParams far_fast = calibration(0.1e-6, 3e-6), far_slow = calibration(3e-6, 9e-6);
+  const CalibrationParams* none_in[] = {&far_slow, &fast, &far_fast};
+  const auto nearest = choose_by_period(run, none_in);
+  CHECK(nearest.by_probe);
+  CHECK_FALSE(nearest.in_period);
+  CHECK(nearest.index == 1);  // |ln(0.548/0.1445)| = 1.33 against 1.54 (3 us) and 1.86 (0.1 us)
+  const CalibrationParams* fast_first[] = {&fast, &slow};
+  CHECK(choose_by_period(run_with_round_trips({{300, 340}}), fast_first).index == 0);
+  // A run without probes (one rank): the first file.
+  CHECK_FALSE(choose_by_period(run_with_round_trips({}), fast_first).by_probe);
+  // Each file against the ranks on its own kind of host: ranks 1 (rank 0's host, 600 ns) and 2
+  // (another, 6 us). One on one host of 0.7 us (|ln(0.6/0.595)| = 0.008) before one across hosts
+  // of 7.5 us (|ln(6/6.375)| = 0.061) and one across of 2 us (1.26); across hosts of 7.5 us before
+  // one on one host of 1.5 us (|ln(0.6/1.275)| = 0.75).
+  const auto hosts = run_with_round_trips({{1200, 1200}, {12000, 12000}}, {"a", "a", "b"});
+  CalibrationParams across = calibration(7.5e-6, 20e-6), across_fast = calibration(2e-6, 10e-6);
+  across.meta.pair = across_fast.meta.pair = {0, 1};
+  across.meta.hosts = across_fast.meta.hosts = {"x", "y"};
+  const CalibrationParams local = calibration(0.7e-6, 4e-6), local_slow = calibration(1.5e-6, 5e-6);
+  const CalibrationParams* mixed[] = {&across_fast, &local, &across};
+  CHECK(choose_by_period(hosts, mixed).index == 1);
+  const CalibrationParams* across_first[] = {&local_slow, &across};
+  CHECK(choose_by_period(hosts, across_first).index == 1);
+  const CalibrationParams* local_first[] = {&across_fast, &local_slow};
+  CHECK(choose_by_period(hosts, local_first).index == 1);  // 0.75 against 1.26
 }

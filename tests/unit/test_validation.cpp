@@ -316,4 +316,15 @@ TEST_CASE("The summary and goals text name every model and every goal", "[valida
   two[1].other_period = true;
   CHECK(goals_text(two, 2, false).find("  1 of 2 runs at 2 ranks came out in another period of the machine than their "
                                        "calibration") != std::string::npos);
+  CHECK(goals_text(two, 2, false).find("calibration made after the runs") == std::string::npos);
+  // One predicted with the calibration after the runs (its period): its note says so, the goals count it.
+  two[1].params_after = true;
+  two[1].other_period = false;
+  const std::string after = goals_text(two, 2, false);
+  CHECK(after.find("  1 of 2 runs at 2 ranks were predicted with the calibration made after the runs, whose 8-byte half "
+                   "round trip was nearer theirs than the first calibration's\n") != std::string::npos);
+  CHECK(after.find("another period") == std::string::npos);
+  CHECK(text_table(two).find("predicted with the calibration after the runs (the run's period)") != std::string::npos);
+  CHECK(markdown_table(two).find("predicted with the calibration after the runs (the run's period)") != std::string::npos);
+  CHECK(text_table(std::span(two).first(1)).find("calibration after") == std::string::npos);
 }

@@ -32,7 +32,8 @@ using model::CollectiveAdvice;
 using model::CollectiveSite;
 
 struct AdviseOptions {
-  std::string dir, params, format = "text", pairs;
+  std::string dir, format = "text", pairs;
+  std::vector<std::string> params;
   NetworkOptions net;
 };
 
@@ -353,21 +354,27 @@ void print_csv(const TraceDir& trace, const Gathered& g, const std::vector<Colle
 
 void run_advise(const AdviseOptions& o) {
   const std::vector<model::Edit> edits = parse_edits(o.net);
-  const std::string params_file = find_params(o.params, o.dir);
-  if (params_file.empty())
+  const std::vector<ParamsFile> given = read_params_given(o.params, o.dir);
+  if (given.empty())
     fail(1, fmt::format("advise needs calibrated parameters: run `mstep calibrate -o {}/params.json`, or pass --params FILE",
                         o.dir));
-  const model::CalibrationParams baseline = read_params_or_fail(params_file);
-  const model::EditedParams ed = edited_network(baseline, o.net, edits);
-  if (!ed.params.loggps)
-    fail(1, fmt::format("advise needs LogGPS parameters (L, o, g, ...), and {} has none: run mstep calibrate",
-                        o.net.network.empty() ? params_file : o.net.network));
+  for (const ParamsFile& p : given) {
+    if (!edited_network(p.params, o.net, edits).params.loggps)
+      fail(1, fmt::format("advise needs LogGPS parameters (L, o, g, ...), and {} has none: run mstep calibrate",
+                          o.net.network.empty() ? p.file : o.net.network));
+  }
   TraceDir trace;
   try {
     trace = load_trace_dir(o.dir, std::nullopt, {}, /*metadata_only=*/true);
   } catch (const TraceError& e) {
     fail(1, e.what());
   }
+  const ChosenParams chosen = choose_params(given, trace);
+  const model::CalibrationParams& baseline = given[chosen.index].params;
+  const std::string shown = chosen.choice.empty() ? given[chosen.index].file
+                                                  : given[chosen.index].file + " (" + chosen.choice + ")";
+  const std::string& params_file = given[chosen.index].file;
+  const model::EditedParams ed = edited_network(baseline, o.net, edits);
   warn_if_other_network(baseline, params_file, trace);
   warn_if_other_speed(baseline, trace);
   PairLatency pairs;
@@ -388,9 +395,12 @@ void run_advise(const AdviseOptions& o) {
     if (a.gain_s != b.gain_s) return a.gain_s > b.gain_s;
     return a.site.measured_s > b.site.measured_s;
   });
-  if (o.format == "json") fmt::print("{}\n", to_json(trace, g, advice, ed, params_file, o).dump(2));
-  else if (o.format == "csv") print_csv(trace, g, advice);
-  else print_text(trace, g, advice, ed, params_file, o);
+  if (o.format == "json") {
+    nlohmann::json j = to_json(trace, g, advice, ed, params_file, o);
+    j["params_choice"] = chosen.choice.empty() ? nlohmann::json(nullptr) : nlohmann::json(chosen.choice);
+    fmt::print("{}\n", j.dump(2));
+  } else if (o.format == "csv") print_csv(trace, g, advice);
+  else print_text(trace, g, advice, ed, shown, o);
   TraceDir problems;
   problems.problems = trace.problems;
   problems.problems.insert(problems.problems.end(), g.problems.begin(), g.problems.end());
@@ -404,9 +414,7 @@ void add_advise(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "advise", "Which barrier and broadcast algorithm each call site should use: every algorithm's predicted time");
   cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
-  cmd->add_option("--params", o->params,
-                  "Parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
-                  "~/.config/mstep/params.json)");
+  add_params_option(*cmd, o->params, "Parameter file of mstep calibrate");
   add_network_options(*cmd, o->net);
   cmd->add_option("--pairs", o->pairs,
                   "Latency added per pair of ranks, a MSTEP_DELAY_PAIRS file: {\"clusters\": [[0,1],[2,3]], "

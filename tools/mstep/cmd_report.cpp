@@ -118,6 +118,7 @@ struct LatencyLine {
   model::ProbedLatency run;
   double parameters_s = 0;
   std::optional<std::string> difference;
+  std::string choice;  // why this parameter file, of several given (report_common.hpp, choose_params)
 };
 
 LatencyLine latency_line(const TraceDir& trace, const model::CalibrationParams* params) {
@@ -146,7 +147,8 @@ nlohmann::json to_json(const LatencyLine& l) {
           {"finalize_half_rtt_s", seconds(l.run.at_finalize_s)},
           {"ranks", l.run.ranks},
           {"parameters_half_rtt_s", seconds(l.parameters_s)},
-          {"warning", l.difference ? nlohmann::json(*l.difference) : nlohmann::json(nullptr)}};
+          {"warning", l.difference ? nlohmann::json(*l.difference) : nlohmann::json(nullptr)},
+          {"params_choice", l.choice.empty() ? nlohmann::json(nullptr) : nlohmann::json(l.choice)}};
 }
 
 void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::string& params_file, std::size_t top,
@@ -164,7 +166,8 @@ void print_text(const Report& rep, const std::vector<Hotspot>& hot, const std::s
   fmt::print("actual run time {:.6f} s (slowest rank {}, {})\n", rep.actual_s, slowest, span);
   fmt::print("time in MPI {:.6f} s = {:.1f}% of all ranks' time; {} messages matched\n", rep.mpi_s,
              share_pct(rep, rep.mpi_s), rep.messages);
-  if (!params_file.empty()) fmt::print("parameters: {}\n", params_file);
+  if (!params_file.empty())
+    fmt::print("parameters: {}{}\n", params_file, latency.choice.empty() ? "" : " (" + latency.choice + ")");
   if (const std::string line = latency_text(latency); !line.empty()) fmt::print("{}\n", line);
 
   fmt::print("\n{:<8} {:>14} {:>9}\n", "model", "predicted s", "error %");
@@ -240,7 +243,7 @@ void write_html(const TraceDir& trace, const Report& rep, const std::vector<Hots
   page.report = &rep;
   page.hotspots = &hot;
   page.meta = &trace.meta;
-  page.params_file = params_file;
+  page.params_file = latency.choice.empty() ? params_file : params_file + " (" + latency.choice + ")";
   std::optional<model::ActivityPicture> picture;
   if (!model::can_stream(trace)) {
     page.picture_note = "No timeline: it is drawn in a streaming pass, which does not take MPI calls from several "
@@ -262,16 +265,15 @@ void write_html(const TraceDir& trace, const Report& rep, const std::vector<Hots
 
 void add_report(CLI::App& app) {
   struct Options {
-    std::string dir, params, format = "text", stream = "auto", output;
+    std::string dir, format = "text", stream = "auto", output;
+    std::vector<std::string> params;
     std::size_t top = 10;
     unsigned jobs = std::thread::hardware_concurrency() > 1 ? 2 : 1;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("report", "Predicted against actual time, and the wait hotspots by call site");
   cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
-  cmd->add_option("--params", o->params,
-                  "Parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
-                  "~/.config/mstep/params.json)");
+  add_params_option(*cmd, o->params, "Parameter file of mstep calibrate");
   cmd->add_option("--format", o->format, "Output format: text, json, csv or html (one self-contained page: timeline, "
                   "models, hotspots)")
       ->check(CLI::IsMember({"text", "json", "csv", "html"}));
@@ -288,21 +290,16 @@ void add_report(CLI::App& app) {
     if (!o->output.empty() && o->format != "html") fail(2, "-o/--output goes with --format html");
     bool streamed = false;
     const TraceDir trace = load_trace_for_models(o->dir, o->stream, streamed);
-    const std::string params_file = find_params(o->params, o->dir);
-    std::optional<model::CalibrationParams> params;
-    if (!params_file.empty()) {
-      try {
-        params = model::read_params(params_file);
-      } catch (const model::ParamsError& e) {
-        std::fprintf(stderr, "mstep: %s\n", e.what());
-        throw CLI::RuntimeError(1);
-      }
-    }
+    const std::vector<ParamsFile> given = read_params_given(o->params, o->dir);
+    const ChosenParams chosen = choose_params(given, trace);
+    const std::string params_file = given.empty() ? std::string() : given[chosen.index].file;
+    const model::CalibrationParams* params = given.empty() ? nullptr : &given[chosen.index].params;
     if (params) warn_if_other_network(*params, params_file, trace);
-    const LatencyLine latency = latency_line(trace, params ? &*params : nullptr);
+    LatencyLine latency = latency_line(trace, params);
+    latency.choice = chosen.choice;
     if (latency.difference) std::fprintf(stderr, "mstep: warning: %s\n", latency.difference->c_str());
-    const Report rep = streamed ? model::build_report_streamed(trace, params ? &*params : nullptr, 1000, o->jobs)
-                                : model::build_report(trace, params ? &*params : nullptr);
+    const Report rep = streamed ? model::build_report_streamed(trace, params, 1000, o->jobs)
+                                : model::build_report(trace, params);
     const auto hot = resolve_hotspots(trace, rep);
     if (o->format == "json") {
       nlohmann::json j = to_json(rep, hot, params_file);
@@ -310,7 +307,7 @@ void add_report(CLI::App& app) {
       fmt::print("{}\n", j.dump(2));
     }
     else if (o->format == "csv") print_csv(rep, hot);
-    else if (o->format == "html") write_html(trace, rep, hot, params_file, params ? &*params : nullptr, o->output, latency);
+    else if (o->format == "html") write_html(trace, rep, hot, params_file, params, o->output, latency);
     else print_text(rep, hot, params_file, o->top, latency);
     TraceDir problems;
     problems.problems = rep.problems;

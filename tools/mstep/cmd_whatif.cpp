@@ -32,7 +32,8 @@ using model::Change;
 using model::WhatIfResult;
 
 struct WhatifOptions {
-  std::string dir, params, format = "text", stream = "auto", output;
+  std::string dir, format = "text", stream = "auto", output;
+  std::vector<std::string> params;
   NetworkOptions net;
   unsigned jobs = std::thread::hardware_concurrency() > 1 ? 2 : 1;
   std::size_t top = 16;
@@ -214,23 +215,30 @@ void run_whatif(const WhatifOptions& o) {
   if (!o.net.any())
     fail(2, "whatif: nothing to change: give --set NAME=VALUE, --scale NAME=FACTOR, --network FILE or --no-cold");
   const std::vector<model::Edit> edits = parse_edits(o.net);
-  const std::string params_file = find_params(o.params, o.dir);
-  if (params_file.empty())
+  const std::vector<ParamsFile> given = read_params_given(o.params, o.dir);
+  if (given.empty())
     fail(1, fmt::format("whatif needs calibrated parameters: run `mstep calibrate -o {}/params.json`, or pass --params FILE",
                         o.dir));
-  const model::CalibrationParams baseline = read_params_or_fail(params_file);
   // Checked before the trace is read: a mistake fails at once, not after a long load.
-  const model::EditedParams ed = edited_network(baseline, o.net, edits);
+  for (const ParamsFile& p : given) edited_network(p.params, o.net, edits);
   bool streamed = false;
   const TraceDir trace = load_trace_for_models(o.dir, o.stream, streamed);
+  const ChosenParams chosen = choose_params(given, trace);
+  const model::CalibrationParams& baseline = given[chosen.index].params;
+  const std::string& params_file = given[chosen.index].file;
+  const model::EditedParams ed = edited_network(baseline, o.net, edits);
   warn_if_other_network(baseline, params_file, trace);
   warn_if_other_speed(baseline, trace);
   const WhatIfResult res = model::compare_whatif(trace, baseline, ed.params, streamed ? o.jobs : 0);
   const auto hot = resolve_hotspots(trace, res);
-  if (o.format == "json") fmt::print("{}\n", to_json(res, ed, hot, params_file, o.net.network).dump(2));
-  else if (o.format == "csv") print_csv(res);
-  else if (o.format == "html") write_html(trace, res, ed, hot, baseline, params_file, o);
-  else print_text(res, ed, hot, params_file, o);
+  const std::string shown = chosen.choice.empty() ? params_file : params_file + " (" + chosen.choice + ")";
+  if (o.format == "json") {
+    nlohmann::json j = to_json(res, ed, hot, params_file, o.net.network);
+    j["params_choice"] = chosen.choice.empty() ? nlohmann::json(nullptr) : nlohmann::json(chosen.choice);
+    fmt::print("{}\n", j.dump(2));
+  } else if (o.format == "csv") print_csv(res);
+  else if (o.format == "html") write_html(trace, res, ed, hot, baseline, shown, o);
+  else print_text(res, ed, hot, shown, o);
   TraceDir problems;
   problems.problems = res.problems;
   report_problems(problems);
@@ -243,9 +251,7 @@ void add_whatif(CLI::App& app) {
   auto* cmd = app.add_subcommand("whatif", "Predicted run time on another network: edited parameters against the calibrated ones");
   cmd->add_option("trace", o->dir, "Trace directory written by mstep record")->required();
   add_network_options(*cmd, o->net);
-  cmd->add_option("--params", o->params,
-                  "Baseline parameter file of mstep calibrate (default: TRACE/params.json, $MSTEP_PARAMS, "
-                  "~/.config/mstep/params.json)");
+  add_params_option(*cmd, o->params, "Baseline parameter file of mstep calibrate");
   cmd->add_option("--format", o->format, "Output format: text, json, csv or html (one self-contained page)")
       ->check(CLI::IsMember({"text", "json", "csv", "html"}));
   cmd->add_option("-o,--output", o->output, "With --format html: write the page to FILE (default: standard output)");

@@ -10,6 +10,8 @@
 #include <utility>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "model/analysis/report.hpp"
 #include "model/analysis/speed_check.hpp"
@@ -57,6 +59,72 @@ std::string find_params(const std::string& given, const std::string& trace) {
     if (fs::exists(p, ec)) return p.string();
   }
   return {};
+}
+
+void add_params_option(CLI::App& cmd, std::vector<std::string>& files, const std::string& what) {
+  cmd.add_option("--params", files,
+                 what + " (default: TRACE/params.json, $MSTEP_PARAMS, ~/.config/mstep/params.json). Give it again "
+                        "for several calibrations (of different periods of the machine, or networks): the one "
+                        "calibrated on the run's network whose 8-byte half round trip is nearest the run's own is used, "
+                        "and the report says which")
+      ->allow_extra_args(false);
+}
+
+std::vector<ParamsFile> read_params_given(const std::vector<std::string>& given, const std::string& trace_dir) {
+  std::vector<ParamsFile> out;
+  std::vector<std::string> files = given;
+  if (files.empty())
+    if (std::string found = find_params({}, trace_dir); !found.empty()) files.push_back(std::move(found));
+  for (const std::string& f : files) {
+    try {
+      out.push_back({f, model::read_params(f)});
+    } catch (const model::ParamsError& e) {
+      std::fprintf(stderr, "mstep: %s\n", e.what());
+      throw CLI::RuntimeError(1);
+    }
+  }
+  return out;
+}
+
+ChosenParams choose_params(std::span<const ParamsFile> files, const TraceDir& trace) {
+  ChosenParams c;
+  if (files.size() < 2) return c;
+  // The run's network first: a TCP calibration is never the nearest period of a shared-memory run
+  // by accident of the machine's speed.
+  std::vector<std::size_t> same_network;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto& p = files[i].params;
+    if (!trace.meta.environment || p.meta.source.empty() ||
+        environment_differences(*trace.meta.environment, p.meta.environment, "the run", files[i].file.c_str()).empty())
+      same_network.push_back(i);
+  }
+  if (same_network.empty())
+    for (std::size_t i = 0; i < files.size(); ++i) same_network.push_back(i);
+  std::vector<const model::CalibrationParams*> candidates;
+  for (const std::size_t i : same_network) candidates.push_back(&files[i].params);
+  const model::PeriodMatch m = model::choose_by_period(trace, candidates);
+  c.index = same_network[m.index];
+  auto us = [](double s) { return s > 0 ? fmt::format("{:.3f} us", s * 1e6) : std::string("not measured"); };
+  std::vector<std::string> others;
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (i != c.index) {
+      const bool other_net = std::find(same_network.begin(), same_network.end(), i) == same_network.end();
+      others.push_back(fmt::format("{} {}{}", files[i].file, us(files[i].params.meta.half_rtt_8B),
+                                   other_net ? ", another network" : ""));
+    }
+  const std::string of = fmt::format("of {} given", files.size());
+  const std::string not_chosen = others.empty() ? "" : "; not " + fmt::format("{}", fmt::join(others, "; "));
+  if (m.in_period)
+    c.choice = fmt::format("{}, the first of the run's period: 8-byte half round trip {}, the run's {}{}", of,
+                           us(files[c.index].params.meta.half_rtt_8B), us(m.run_s), not_chosen);
+  else if (m.by_probe)
+    c.choice = fmt::format("{}, none of the run's period: the nearest, 8-byte half round trip {}, the run's {}{}", of,
+                           us(files[c.index].params.meta.half_rtt_8B), us(m.run_s), not_chosen);
+  else
+    c.choice = fmt::format("{}, the first{}: the run has no probe of its half round trip, or no file has the "
+                           "measurement{}",
+                           of, same_network.size() < files.size() ? " of the run's network" : "", not_chosen);
+  return c;
 }
 
 SourceLocation site_location(Symbolizer& sym, const TraceDir& trace, const model::WaitSite& w) {

@@ -2,8 +2,11 @@
 // line a wait site is.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "model/analysis/report.hpp"
 #include "model/params/params.hpp"
@@ -16,6 +19,27 @@ namespace mstep::cli {
 // --params, else the trace directory's params.json, else $MSTEP_PARAMS, else the user's default
 // (~/.config/mstep/params.json); empty when there is none.
 std::string find_params(const std::string& given, const std::string& trace);
+
+// --params FILE, repeatable: `what` and the defaults and the choice among several.
+void add_params_option(CLI::App& cmd, std::vector<std::string>& files, const std::string& what);
+
+// Parameter files as given to --params (repeatable), read and checked before the trace (a bad one is
+// a one-line error, exit 1); none given: find_params's default, if any.
+struct ParamsFile {
+  std::string file;
+  model::CalibrationParams params;
+};
+std::vector<ParamsFile> read_params_given(const std::vector<std::string>& given, const std::string& trace_dir);
+
+// Of several files, the one of the run's network and period: those calibrated on the run's network
+// (warn_if_other_network's test) if any are, and of them the one whose 8-byte half round trip is
+// nearest the run's own (model::nearest_period). `choice` says why in one sentence where there was
+// a choice ("" for one file).
+struct ChosenParams {
+  std::size_t index = 0;
+  std::string choice;
+};
+ChosenParams choose_params(std::span<const ParamsFile> files, const TraceDir& trace);
 
 // The trace for `mstep report` and `mstep whatif`: definitions and clocks first (records skipped
 // on disk), then the whole trace unless it is to be streamed: `stream` is "yes", "no" or "auto"

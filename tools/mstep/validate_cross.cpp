@@ -35,8 +35,25 @@ double computation_of(const std::string& trace) {
 // The recording `trace` of `recorded` predicted for the other transport, against a real run there
 // of `actual_to_s`; `computation` gets the recording's (it does not depend on the parameters), NaN
 // where the prediction failed.
+// Of a transport's calibrations (before the runs, and after them if made), the one of `trace`'s
+// period; `after` says which. A trace that cannot be read takes the first.
+const model::CalibrationParams& in_period(const TransportRuns& t, const std::string& trace_dir, bool& after,
+                                          std::string& file) {
+  after = false;
+  file = t.params_file;
+  if (!t.after) return *t.params;
+  try {
+    const TraceDir trace = load_trace_dir(trace_dir, std::nullopt, {}, /*metadata_only=*/true);
+    const model::CalibrationParams* both[] = {t.params, t.after};
+    after = model::choose_by_period(trace, both).index == 1;
+  } catch (const std::exception&) {
+  }
+  if (after) file = t.after_file;
+  return after ? *t.after : *t.params;
+}
+
 CrossRow predict(const std::string& trace_dir, const model::ValidationRow& recorded, const TransportRuns& from,
-                 double actual_to_s, const TransportRuns& to, double& computation) {
+                 double actual_to_s, const std::string& there_dir, const TransportRuns& to, double& computation) {
   CrossRow c;
   c.case_name = recorded.case_name, c.size_label = recorded.size_label, c.ranks = recorded.ranks;
   c.from = from.name, c.to = to.name;
@@ -44,7 +61,10 @@ CrossRow predict(const std::string& trace_dir, const model::ValidationRow& recor
   c.loggps_s = c.mpm_s = c.loggps_error_pct = c.mpm_error_pct = c.compute_diff_pct = computation = model::kNaN;
   c.computation_s = c.computation_there_s = model::kNaN;
   try {
-    const model::EditedParams net = model::adopt_network(*from.params, *to.params, to.params_file);
+    std::string from_file, to_file;
+    const model::CalibrationParams& from_params = in_period(from, trace_dir, c.from_after, from_file);
+    const model::CalibrationParams& to_params = in_period(to, there_dir, c.to_after, to_file);
+    const model::EditedParams net = model::adopt_network(from_params, to_params, to_file);
     const TraceDir trace = load_trace_dir(trace_dir, std::nullopt, {}, false, /*with_steps=*/false);
     const model::Report rep = model::build_report(trace, &net.params);
     for (const auto& m : rep.models) {
@@ -97,7 +117,7 @@ std::vector<CrossRow> cross_transport(const TransportRuns& a, const TransportRun
         const double xa = paired ? ra.repetitions_s[k] : ra.actual_s, xb = paired ? rb.repetitions_s[k] : rb.actual_s;
         // Each run's computation comes with its own prediction: no trace is read twice for it.
         double ca = model::kNaN, cb = model::kNaN;
-        CrossRow one = predict(ta, ra, a, xb, b, ca), other = predict(tb, rb, b, xa, a, cb);
+        CrossRow one = predict(ta, ra, a, xb, tb, b, ca), other = predict(tb, rb, b, xa, ta, a, cb);
         const double there_b = std::isfinite(cb) ? cb : computation_of(tb), there_a = std::isfinite(ca) ? ca : computation_of(ta);
         if (one.error.empty()) {
           one.computation_s = ca, one.computation_there_s = there_b;
@@ -151,7 +171,8 @@ nlohmann::json cross_json(std::span<const CrossRow> rows) {
                  {"loggps_error_pct", num(r.loggps_error_pct)}, {"mpm_s", num(r.mpm_s)},
                  {"mpm_error_pct", num(r.mpm_error_pct)}, {"computation_diff_pct", num(r.compute_diff_pct)},
                  {"computation_s", num(r.computation_s)}, {"computation_there_s", num(r.computation_there_s)},
-                 {"pairs", r.pairs}, {"loggps_error_pct_pairs", pairs}, {"error", r.error}});
+                 {"pairs", r.pairs}, {"loggps_error_pct_pairs", pairs},
+                 {"params_after", {{"recorded", r.from_after}, {"there", r.to_after}}}, {"error", r.error}});
   }
   return j;
 }

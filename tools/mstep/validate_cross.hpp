@@ -31,6 +31,7 @@ struct CrossRow {
   // the median error. 1 where the rows' repetitions could not be paired (their kept runs are).
   int pairs = 0;
   std::vector<double> loggps_error_pct_pairs;
+  bool from_after = false, to_after = false;  // the calibrations after the runs were the periods' (TransportRuns)
   std::string error;           // non-empty: the prediction failed
 };
 
@@ -39,6 +40,10 @@ struct TransportRuns {
   std::span<const model::ValidationRow> rows;
   const model::CalibrationParams* params = nullptr;
   std::string params_file;
+  // The calibration after the runs, if one was made: each run is taken in its own period, the
+  // recording's parameters by its probe and the target's by the probe of the run there.
+  const model::CalibrationParams* after = nullptr;
+  std::string after_file;
 };
 
 // Both directions for every case both transports ran without error; repetition k of one is paired

@@ -119,6 +119,30 @@ model::ValidationRow CaseRuns::finish() {
   return row_;
 }
 
+void repredict_in_period(Experiment& x) {
+  if (!x.after) return;
+  const model::CalibrationParams* both[] = {&x.params, &*x.after};
+  for (model::ValidationRow& row : x.rows) {
+    if (!row.ok() || row.trace.empty()) continue;
+    try {
+      const TraceDir trace = load_trace_dir(row.trace, std::nullopt, {}, false, /*with_steps=*/false);
+      if (model::choose_by_period(trace, both).index != 1) continue;
+      const model::Report report = model::build_report(trace, &*x.after);
+      if (!report.problems.empty()) continue;  // the row keeps the first calibration's numbers
+      for (model::Prediction& p : row.predictions)
+        for (const auto& m : report.models)
+          if (m.name == p.model)
+            p = {m.name, m.available, m.available ? m.predicted_s : model::kNaN, m.available ? m.error_pct : model::kNaN,
+                 m.note};
+      row.params_after = true;
+      const model::ProbedLatency probe = model::probed_latency(trace, model::calibrated_on_one_host(*x.after));
+      row.other_period = model::run_speed_difference(probe, *x.after).has_value();
+    } catch (const std::exception&) {
+      // Read once already: a trace that cannot be read again keeps its first numbers.
+    }
+  }
+}
+
 model::ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Planned& p, int cores,
                               const std::string& calibration_error) {
   CaseRuns runs(o, x, p, cores, calibration_error);

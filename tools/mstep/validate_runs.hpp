@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,15 @@ struct Experiment {
   std::vector<Planned> runs;
   std::vector<model::ValidationRow> rows;
   std::string speed_change;  // a calibration after the runs found the machine's speed moved
+  // That calibration (quick), where it was made; rows nearer its period are predicted with it
+  // (repredict_in_period).
+  std::optional<model::CalibrationParams> after;
+  std::string after_file;
 };
+
+// The rows whose runs' own 8-byte half round trip is nearer the calibration after the runs than the
+// one before them, predicted again with it (ValidationRow::params_after); nothing without one.
+void repredict_in_period(Experiment& x);
 
 // The recordings of one case of one experiment, made one repetition at a time.
 class CaseRuns {
