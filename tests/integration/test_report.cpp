@@ -266,6 +266,22 @@ TEST_CASE("report: the run's own 8-byte round trip beside the parameters', and a
   REQUIRE(whatif.code == 0);
   CHECK(json::parse(whatif.out).at("params") == near);
   CHECK(json::parse(as_json.out).at("latency_probe").at("params_choice").is_null());
+  // A directory stands for its *.json files in name order; one without any is an error.
+  const fs::path library = dir.parent_path() / "calibrations";
+  fs::create_directories(library);
+  fs::copy_file(slower, library / "a-slow.json");
+  fs::copy_file(near, library / "b-near.json");
+  std::ofstream(library / "notes.txt") << "not a parameter file\n";
+  const Result from_dir = run({kMstep, "report", dir.string(), "--params", library.string(), "--format", "json"}, env);
+  REQUIRE(from_dir.code == 0);
+  CHECK(json::parse(from_dir.out).at("params") == (library / "b-near.json").string());
+  CHECK(json::parse(from_dir.out).at("latency_probe").at("params_choice").get<std::string>().rfind(
+            "of 2 given, the first of the run's period", 0) == 0);
+  const fs::path empty = dir.parent_path() / "no-calibrations";
+  fs::create_directories(empty);
+  const Result none = run({kMstep, "report", dir.string(), "--params", empty.string()}, env);
+  CHECK(none.code == 1);
+  CHECK(none.err == "mstep: " + empty.string() + ": a directory without parameter files (*.json)\n");
   // A bad one among several fails as one alone does.
   const Result bad = run({kMstep, "report", dir.string(), "--params", near, "--params", (dir / "missing.json").string()}, env);
   CHECK(bad.code == 1);

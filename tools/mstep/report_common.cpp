@@ -64,9 +64,9 @@ std::string find_params(const std::string& given, const std::string& trace) {
 void add_params_option(CLI::App& cmd, std::vector<std::string>& files, const std::string& what) {
   cmd.add_option("--params", files,
                  what + " (default: TRACE/params.json, $MSTEP_PARAMS, ~/.config/mstep/params.json). Give it again "
-                        "for several calibrations (of different periods of the machine, or networks): the one "
-                        "calibrated on the run's network whose 8-byte half round trip is nearest the run's own is used, "
-                        "and the report says which")
+                        "for several calibrations (of different periods of the machine, or networks), or give a "
+                        "directory of them (its *.json files in name order): the first one of the run's network and "
+                        "period (by its 8-byte half round trip) is used, else the nearest, and the output says which")
       ->allow_extra_args(false);
 }
 
@@ -75,7 +75,25 @@ std::vector<ParamsFile> read_params_given(const std::vector<std::string>& given,
   std::vector<std::string> files = given;
   if (files.empty())
     if (std::string found = find_params({}, trace_dir); !found.empty()) files.push_back(std::move(found));
+  // A directory stands for its *.json files, in name order: a user's calibrations of several periods.
+  std::vector<std::string> expanded;
   for (const std::string& f : files) {
+    std::error_code ec;
+    if (!fs::is_directory(f, ec)) {
+      expanded.push_back(f);
+      continue;
+    }
+    std::vector<std::string> in_dir;
+    for (const auto& e : fs::directory_iterator(f, ec))
+      if (e.path().extension() == ".json" && e.is_regular_file(ec)) in_dir.push_back(e.path().string());
+    if (in_dir.empty()) {
+      std::fprintf(stderr, "mstep: %s: a directory without parameter files (*.json)\n", f.c_str());
+      throw CLI::RuntimeError(1);
+    }
+    std::sort(in_dir.begin(), in_dir.end());
+    expanded.insert(expanded.end(), in_dir.begin(), in_dir.end());
+  }
+  for (const std::string& f : expanded) {
     try {
       out.push_back({f, model::read_params(f)});
     } catch (const model::ParamsError& e) {
