@@ -129,8 +129,9 @@ PeriodMatch choose_by_period(const TraceDir& trace, std::span<const CalibrationP
   };
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const ProbedLatency& run = probe_for(*candidates[i]);
-    if (candidates[i]->meta.half_rtt_8B > 0 && run_half_rtt(run) > 0 && !run_speed_difference(run, *candidates[i]))
-      return PeriodMatch{i, true, true, run_half_rtt(run)};
+    const double run_s = run_half_rtt(run), cal = candidates[i]->meta.half_rtt_8B;
+    if (cal > 0 && run_s > 0 && run_s <= cal * (1 + kProbeSlowerAbove) && run_s >= cal * kProbeFasterBelow)
+      return PeriodMatch{i, true, true, run_s};
   }
   // None in the run's period: the nearest, each on the run's scale for its kind of host (the
   // ratio of the first file's probe to its own).

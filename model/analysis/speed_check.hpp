@@ -42,8 +42,9 @@ ProbedLatency probed_latency(const TraceDir& trace, bool same_host = true);
 // when neither is, or either side lacks the measurement. This machine's latency moves by 3-4 times
 // between periods, and a run in another period than its parameters is mispredicted by that much.
 inline constexpr double kProbeFasterBelow = 0.5;
+inline constexpr double kProbeSlowerAbove = 0.3;  // the default tolerance: 30% above
 std::optional<std::string> run_speed_difference(const ProbedLatency& run, const CalibrationParams& params,
-                                                double tolerance = 0.3);
+                                                double tolerance = kProbeSlowerAbove);
 
 // Did the calibration's pair share a host? (Unknown: yes.)
 bool calibrated_on_one_host(const CalibrationParams& params);
@@ -67,9 +68,11 @@ struct PeriodMatch {
 // other is missing; 0 when none.
 double run_half_rtt(const ProbedLatency& run);
 PeriodMatch nearest_period(double run_s, std::span<const double> calibrated_s);
-// Over parameter files and a trace: the first file in the run's period (run_speed_difference says
-// nothing: two calibrations of one period differ by their noise, and the order given is the
-// user's preference), else the nearest (nearest_period). Each file is compared with the ranks on
+// Over parameter files and a trace: the first file in the run's period (the run's half round trip,
+// run_half_rtt, not above 1 + kProbeSlowerAbove of its half_rtt_8B nor below kProbeFasterBelow of
+// it: run_speed_difference's bounds, on the mean of the two probes, so that a run that changed
+// period between them is placed by both; two calibrations of one period differ by their noise, and
+// the order given is the user's preference), else the nearest (nearest_period). Each file is compared with the ranks on
 // its own kind of host, as run_speed_difference compares them.
 PeriodMatch choose_by_period(const TraceDir& trace, std::span<const CalibrationParams* const> candidates);
 

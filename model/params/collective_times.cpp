@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/params/params.hpp"
+#include "model/trace/substitutes.hpp"
 
 namespace mstep::model {
 
@@ -47,27 +48,7 @@ double CollectiveTimes::substitute_residual_after(std::uint64_t m, double gap) c
                           isolated_gap_s);
 }
 
-bool libmstep_has_substitute(Op op) {
-  switch (op) {
-    case Op::Barrier:
-    case Op::Bcast:
-    case Op::Allreduce:
-    case Op::Alltoall:
-    case Op::Alltoallv:
-    case Op::Allgather:
-    case Op::Allgatherv:
-    case Op::Reduce:
-    case Op::Gather:
-    case Op::Gatherv:
-    case Op::Scatter:
-    case Op::Scatterv:
-    case Op::Reduce_scatter:
-    case Op::Reduce_scatter_block:
-    case Op::Scan:
-    case Op::Exscan: return true;
-    default: return false;
-  }
-}
+bool libmstep_has_substitute(Op op) { return substitute_family(op) != nullptr; }
 
 int set_substitute_times(CollectiveTable& table, const CollectiveTable& substitutes_preloaded, double recorder_s) {
   const double recorder = std::isfinite(recorder_s) ? std::max(0.0, recorder_s) : 0.0;

@@ -73,7 +73,7 @@ using CollectiveTable = std::map<Op, CollectiveTimes>;
 // residual at 2 ranks, one round); 0 where the table has no MPI_Barrier.
 double mpich_barrier_round_s(const CollectiveTable& table);
 
-// Whether libmstep has a substitute for `op` (interpose/substitute.hpp: MSTEP_BARRIER ... MSTEP_SCAN):
+// Whether libmstep has a substitute for `op` (model/trace/substitutes.hpp, kSubstituteFamilies):
 // set_substitute_times sets substitute_s for those alone (the others ran MPICH's own).
 bool libmstep_has_substitute(Op op);
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "model/params/params.hpp"
+#include "model/trace/substitutes.hpp"
 #include "model/replay/collective_charge.hpp"
 #include "replay_fixtures.hpp"
 
@@ -423,4 +424,28 @@ TEST_CASE("the replay adds a collective's calibrated residual, per round of its 
     in.collective_times = &table;
     CHECK(replay_loggps(in, barrier_machine()).finish_s[0] == Approx(1 * us));  // Barrier entered at 2
   }
+}
+
+TEST_CASE("libmstep's substitute families: one setting a family, the calls it covers, what a run recorded",
+          "[collectives]") {
+  // Sixteen calls in ten families (interpose/substitute.hpp), no point-to-point nor nonblocking one.
+  int covered = 0;
+  for (int i = 0; i < mstep::kOpCount; ++i) covered += libmstep_has_substitute(static_cast<Op>(i)) ? 1 : 0;
+  CHECK(covered == 16);
+  for (const Op op : {Op::Send, Op::Sendrecv, Op::Ibarrier, Op::Iallreduce, Op::Wait, Op::Init})
+    CHECK_FALSE(libmstep_has_substitute(op));
+  REQUIRE(substitute_family(Op::Exscan) != nullptr);
+  CHECK(std::string(substitute_family(Op::Exscan)->variable) == "MSTEP_SCAN");
+  CHECK(std::string(substitute_family(Op::Reduce_scatter_block)->variable) == "MSTEP_REDUCE_SCATTER");
+  CHECK(std::string(substitute_family(Op::Barrier)->mpich_choice) == "dissemination");
+  CHECK(std::string(substitute_family(Op::Bcast)->mpich_choice) == "binomial");
+  // What a run's meta.json says ran: its family's field.
+  mstep::RunMeta meta;
+  meta.scan_substitute = "pt2pt";
+  meta.alltoall_substitute = "pt2pt";
+  CHECK(ran_substitute(meta, Op::Scan));
+  CHECK(ran_substitute(meta, Op::Exscan));
+  CHECK(ran_substitute(meta, Op::Alltoallv));
+  CHECK_FALSE(ran_substitute(meta, Op::Allgather));
+  CHECK_FALSE(ran_substitute(meta, Op::Send));
 }

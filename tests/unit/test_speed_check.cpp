@@ -156,6 +156,16 @@ TEST_CASE("speed check: of several calibrations, the one of the run's period", "
   CHECK(choose_by_period(run, both_in).index == 1);
   const CalibrationParams* b_first[] = {&in_b, &in_a};
   CHECK(choose_by_period(run, b_first).index == 0);
+  // A run that changed period between its probes (halves 1280 and 1008 ns, as a TCP ring of
+  // 2026-11-28 did, scaled down ten times) is placed by their mean, 1136 ns: in the period of a
+  // calibration of 978 ns (at most 1271), though its MPI_Init probe alone is not and one of 1290
+  // ns is nearer.
+  const auto straddling = run_with_round_trips({{2560, 2016}});
+  const CalibrationParams tcp_before = calibration(0.978e-6, 7.7e-6), tcp_after = calibration(1.29e-6, 9.4e-6);
+  CHECK(run_speed_difference(probed_latency(straddling), tcp_before));
+  const CalibrationParams* tcp_both[] = {&tcp_before, &tcp_after};
+  CHECK(choose_by_period(straddling, tcp_both).index == 0);
+  CHECK(choose_by_period(straddling, tcp_both).in_period);
   // None of the run's period: the nearest, and says so.
   const CalibrationParams far_fast = calibration(0.1e-6, 3e-6), far_slow = calibration(3e-6, 9e-6);
   const CalibrationParams* none_in[] = {&far_slow, &fast, &far_fast};

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/mstep/launcher.hpp"
-#include "tools/mstep/substitute_env.hpp"
+#include "model/trace/substitutes.hpp"
 
 namespace mstep::cli {
 namespace fs = std::filesystem;
@@ -44,8 +44,8 @@ LoopRun run_loops(const SubstituteCalibration& c, Under under, bool probe_only, 
   }
   for (const char* v : kApparatusVariables) env.emplace_back(v, std::nullopt);
   env.emplace_back("MSTEP_CALIB_STALL", std::nullopt);  // the test hook stalls the calibration's own run
-  for (const auto& [variable, value] : kMpichChoiceSubstitutes)
-    env.emplace_back(variable, under == Under::Substitutes ? std::optional<std::string>(value) : std::nullopt);
+  for (const model::SubstituteFamily& f : model::kSubstituteFamilies)
+    env.emplace_back(f.variable, under == Under::Substitutes ? std::optional<std::string>(f.mpich_choice) : std::nullopt);
   std::string stuck;
   const int code = run_watched(command, env, phase, c.timeout_s, stuck);
   if (!stuck.empty() && (stuck != "finalize" || !fs::exists(out)))

@@ -25,7 +25,7 @@
 #include "tools/mstep/launcher.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/report_common.hpp"
-#include "tools/mstep/substitute_env.hpp"
+#include "model/trace/substitutes.hpp"
 
 namespace mstep::cli {
 namespace fs = std::filesystem;
@@ -46,14 +46,14 @@ struct SensitivityOptions {
 // The collectives every run (the baseline too) makes with libmstep's substitutes over
 // point-to-point messages (interpose/substitute.hpp), which the apparatus delays message by
 // message as the raised models charge them; MPICH's own collectives it cannot reach. Each is the
-// algorithm MPICH 4.0.2 runs at 2 ranks (kMpichChoiceSubstitutes). A setting already in the
+// algorithm MPICH 4.0.2 runs at 2 ranks (model::kSubstituteFamilies). A setting already in the
 // environment is the user's and stays.
 // The substitutes this study sets (name, value), from the options and the environment.
 std::vector<std::pair<std::string, std::string>> substitutes_to_set(const SensitivityOptions& o) {
   std::vector<std::pair<std::string, std::string>> set;
   if (o.mpich_collectives) return set;
-  for (const auto& [name, value] : kMpichChoiceSubstitutes)
-    if (const char* v = std::getenv(name); !v || !*v) set.emplace_back(name, value);
+  for (const model::SubstituteFamily& f : model::kSubstituteFamilies)
+    if (const char* v = std::getenv(f.variable); !v || !*v) set.emplace_back(f.variable, f.mpich_choice);
   return set;
 }
 
@@ -231,17 +231,7 @@ void run_sensitivity(const SensitivityOptions& o) {
     if (rank)
       for (const Event& e : rank->events) {
         if (!is_collective_call(e)) continue;
-        const bool substituted = (e.op == Op::Barrier && !meta.barrier_substitute.empty()) ||
-                                 (e.op == Op::Bcast && !meta.bcast_substitute.empty()) ||
-                                 (e.op == Op::Allreduce && !meta.allreduce_substitute.empty()) ||
-                                 ((e.op == Op::Alltoall || e.op == Op::Alltoallv) && !meta.alltoall_substitute.empty()) ||
-                                 ((e.op == Op::Allgather || e.op == Op::Allgatherv) && !meta.allgather_substitute.empty()) ||
-                                 (e.op == Op::Reduce && !meta.reduce_substitute.empty()) ||
-                                 ((e.op == Op::Gather || e.op == Op::Gatherv) && !meta.gather_substitute.empty()) ||
-                                 ((e.op == Op::Scatter || e.op == Op::Scatterv) && !meta.scatter_substitute.empty()) ||
-                                 ((e.op == Op::Reduce_scatter || e.op == Op::Reduce_scatter_block) &&
-                                  !meta.reduce_scatter_substitute.empty()) ||
-                                 ((e.op == Op::Scan || e.op == Op::Exscan) && !meta.scan_substitute.empty());
+        const bool substituted = model::ran_substitute(meta, e.op);
         collectives += !substituted;
       }
   if (collectives > 0)
