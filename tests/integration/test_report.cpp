@@ -277,11 +277,24 @@ TEST_CASE("report: the run's own 8-byte round trip beside the parameters', and a
   CHECK(json::parse(from_dir.out).at("params") == (library / "b-near.json").string());
   CHECK(json::parse(from_dir.out).at("latency_probe").at("params_choice").get<std::string>().rfind(
             "of 2 given, the first of the run's period", 0) == 0);
+  // `mstep params list` shows them side by side and marks the one the run calls for.
+  const Result listed = run({kMstep, "params", "list", library.string(), "--trace", dir.string()}, env);
+  REQUIRE(listed.code == 0);
+  const auto rows = lines_of(listed.out);
+  REQUIRE(rows.size() == 4);  // header, two files, the run's line
+  CHECK(rows[0].rfind("  file ", 0) == 0);
+  CHECK(rows[1].rfind("  " + (library / "a-slow.json").string() + " ", 0) == 0);
+  CHECK(rows[2].rfind("* " + (library / "b-near.json").string() + " ", 0) == 0);
+  CHECK(rows[3].rfind(dir.string() + ": of 2 given, the first of the run's period: 8-byte half round trip ", 0) == 0);
+  const Result no_trace = run({kMstep, "params", "list", library.string(), "--trace", (dir / "nothing").string()}, env);
+  CHECK(no_trace.code == 1);
+  CHECK(lines_of(no_trace.err).size() == 1);
   const fs::path empty = dir.parent_path() / "no-calibrations";
   fs::create_directories(empty);
   const Result none = run({kMstep, "report", dir.string(), "--params", empty.string()}, env);
   CHECK(none.code == 1);
   CHECK(none.err == "mstep: " + empty.string() + ": a directory without parameter files (*.json)\n");
+  CHECK(run({kMstep, "params", "list", empty.string()}, env).err == none.err);
   // A bad one among several fails as one alone does.
   const Result bad = run({kMstep, "report", dir.string(), "--params", near, "--params", (dir / "missing.json").string()}, env);
   CHECK(bad.code == 1);

@@ -1,13 +1,20 @@
-// mstep params show: a parameter file (of mstep calibrate, or a preset) for people.
+// mstep params show: a parameter file (of mstep calibrate, or a preset) for people. mstep params
+// list: several side by side, one line each, and which of them a run's period calls for.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "model/analysis/speed_check.hpp"
 #include "model/params/params.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
+#include "tools/mstep/report_common.hpp"
 
 namespace mstep::cli {
 
@@ -195,6 +202,57 @@ void print_params(const CalibrationParams& p, const std::string& name) {
   }
 }
 
+namespace {
+
+// The network a file was calibrated on, as its environment says: UCX_TLS (the transport) and
+// UCX_RNDV_THRESH (S), "default" where neither was set, "-" for a preset without the record.
+std::string network_text(const model::ParamsMeta& m) {
+  if (m.source.empty() || m.source.rfind("mstep", 0) != 0) return "-";
+  std::vector<std::string> set;
+  for (const char* v : {"UCX_TLS", "UCX_RNDV_THRESH"})
+    if (const auto it = m.environment.find(v); it != m.environment.end()) set.push_back(fmt::format("{}={}", v, it->second));
+  return set.empty() ? std::string("default") : fmt::format("{}", fmt::join(set, " "));
+}
+
+void list_params(const std::vector<std::string>& given, const std::string& trace_dir) {
+  const std::vector<ParamsFile> files = read_params_given(given, {});
+  std::optional<ChosenParams> chosen;
+  std::string run_line;
+  if (!trace_dir.empty()) {
+    TraceDir trace;
+    try {
+      trace = load_trace_dir(trace_dir, std::nullopt, {}, /*metadata_only=*/true);
+    } catch (const TraceError& e) {
+      fail(1, e.what());
+    }
+    chosen = choose_params(files, trace);
+    if (chosen->choice.empty())  // one file: no choice, but whether the run is in its period
+      if (const auto diff = model::run_speed_difference(
+              model::probed_latency(trace, model::calibrated_on_one_host(files[0].params)), files[0].params))
+        run_line = "warning: " + *diff;
+  }
+  std::size_t width = 4;
+  for (const ParamsFile& f : files) width = std::max(width, f.file.size());
+  fmt::print("  {:<{}} {:<20} {:<5} {:<26} {:>11} {:>9} {:>9} {:>9} {:>9}\n", "file", width, "date", "mode", "network",
+             "8 B half rt", "L", "o", "g", "S");
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const CalibrationParams& p = files[i].params;
+    const auto& l = p.loggps;
+    auto t = [](double s) { return s > 0 || s < 0 ? time_text(s) : std::string("-"); };
+    fmt::print("{} {:<{}} {:<20} {:<5} {:<26} {:>11} {:>9} {:>9} {:>9} {:>9}\n",
+               chosen && chosen->index == i ? "*" : " ", files[i].file, width, p.meta.date.empty() ? "-" : p.meta.date,
+               p.meta.mode.empty() ? "-" : p.meta.mode, network_text(p.meta), t(p.meta.half_rtt_8B),
+               l ? t(l->L) : "-", l ? t(l->o) : "-", l ? t(l->g) : "-",
+               !l ? std::string("-") : l->S == model::kInfiniteBytes ? std::string("inf") : fmt::format("{} B", l->S));
+  }
+  if (chosen) {
+    fmt::print("{}: {} (*){}\n", trace_dir,
+               chosen->choice.empty() ? "the one file given" : chosen->choice, run_line.empty() ? "" : "; " + run_line);
+  }
+}
+
+}  // namespace
+
 void add_params(CLI::App& app) {
   struct Options {
     std::string file;
@@ -217,6 +275,18 @@ void add_params(CLI::App& app) {
     if (o->format == "json") fmt::print("{}", model::params_to_json(p));
     else print_params(p, o->file);
   });
+  struct ListOptions {
+    std::vector<std::string> files;
+    std::string trace;
+  };
+  auto lo = std::make_shared<ListOptions>();
+  auto* list = params->add_subcommand(
+      "list", "Several parameter files side by side (a directory: its *.json), and which one a run's period calls for");
+  list->add_option("files", lo->files, "Parameter files, or directories of them")->required();
+  list->add_option("--trace", lo->trace,
+                   "A trace directory: mark (*) the file report, whatif and advise would use for it, and say why");
+  list->footer("Example: mstep params list cals/ --trace run1");
+  list->callback([lo] { list_params(lo->files, lo->trace); });
 }
 
 }  // namespace mstep::cli
