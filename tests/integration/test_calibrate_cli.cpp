@@ -48,7 +48,18 @@ TEST_CASE("mstep calibrate keeps whole parameters when only MPI_Finalize does no
   CHECK(c.at("MPI_Waitall").at("bytes") == c.at("MPI_Sendrecv").at("bytes"));
   CHECK(c.at("MPI_Waitall").at("bytes").size() >= 4);
   CHECK(show.out.find("  MPI_Waitall (Irecv+Isend)  8 B: ") != std::string::npos);
-  // libmstep's substitutes timed at the sizes of MPICH's own, for every collective they run, and
+  // Every operation but MPI_Barrier at those sizes: 8 B, 1 KiB, S/2, S, 4 S, 64 KiB, 1 MiB (the ones
+  // above the size before), so that no interpolation spans S.
+  const bool finite = !p.at("S").is_null();
+  const std::uint64_t S = finite ? p.at("S").get<std::uint64_t>() : 0;
+  std::vector<std::uint64_t> ladder{8, 1024};
+  if (finite && S > 2048)
+    for (const std::uint64_t m : {S / 2, S, 4 * S}) if (m > ladder.back()) ladder.push_back(m);
+  for (const std::uint64_t m : {std::uint64_t{65536}, std::uint64_t{1048576}}) if (m > ladder.back()) ladder.push_back(m);
+  INFO("S = " << p.at("S").dump());
+  for (const auto& [name, entry] : c.items())
+    if (name != "MPI_Barrier") CHECK(entry.at("bytes").get<std::vector<std::uint64_t>>() == ladder);
+  // libmstep's substitutes timed at the sizes of MPICH's own (mstep_calib --sizes), for every collective they run, and
   // not for the exchanges (which have none).
   for (const char* op : {"MPI_Barrier", "MPI_Bcast", "MPI_Allreduce", "MPI_Reduce", "MPI_Alltoall", "MPI_Alltoallv",
                          "MPI_Allgather", "MPI_Allgatherv", "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",

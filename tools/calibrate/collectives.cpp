@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "model/cost/loggps.hpp"
+
 namespace mstep::calib {
 
 namespace {
@@ -103,14 +105,26 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+std::vector<std::uint64_t> sizes_around(std::uint64_t S) {
+  std::vector<std::uint64_t> sizes{8, 1024};
+  const auto add = [&](std::uint64_t m) {
+    if (m > sizes.back()) sizes.push_back(m);
+  };
+  if (S < model::kInfiniteBytes && S > 2048)
+    for (const std::uint64_t m : {S / 2, S, 4 * S}) add(m);
+  add(65536);
+  add(1048576);
+  return sizes;
+}
+
 model::CollectiveTable measure_collectives(const Comm& pair, std::vector<char>& send_buf, std::vector<char>& recv_buf,
                                            const CollectiveOptions& options) {
   model::CollectiveTable table;
   for (const Op op : kOps) {
     if ((op == Op::Sendrecv || op == Op::Waitall) && !options.exchanges) continue;
     model::CollectiveTimes& t = table[op];
-    const bool exchange = (op == Op::Sendrecv || op == Op::Waitall) && !options.exchange_sizes.empty();
-    for (const std::uint64_t size : exchange ? options.exchange_sizes : options.sizes) {
+    const bool exchange = op == Op::Sendrecv || op == Op::Waitall;
+    for (const std::uint64_t size : options.sizes) {
       if (op == Op::Barrier && !t.bytes.empty()) break;  // a barrier moves no bytes: one size
       const std::uint64_t m = op == Op::Barrier ? 0 : size;
       if (2 * m > send_buf.size() || 2 * m > recv_buf.size()) break;

@@ -47,6 +47,7 @@ struct Options {
   bool progress = true;
   bool collectives_only = false;
   bool self_probe_only = false;  // with collectives_only: the probe alone
+  std::vector<std::uint64_t> collective_sizes;  // with collectives_only: the sizes (empty: CollectiveOptions')
 };
 
 // 1, 2, 3, 4, 6, 8, 12, ... (powers of two and the points half-way in between on a log scale),
@@ -244,6 +245,7 @@ int collectives_only(const Options& o, int rank, bool in_pair) {
     if (pair && !o.self_probe_only) {
       CollectiveOptions co;
       co.exchanges = false;
+      if (!o.collective_sizes.empty()) co.sizes = o.collective_sizes;
       if (o.quick) co.loop_budget = 1e-3, co.isolated_budget = 2e-3;
       colls = measure_collectives(pair, sb, rb, co);
     }
@@ -291,6 +293,12 @@ int run(int argc, char** argv) {
                "Measure the collectives' loops between ranks 0 and 1 alone and write their times");
   app.add_flag("--self-probe-only", o.self_probe_only,
                "With --collectives-only: only a one-int MPI_Allreduce on MPI_COMM_SELF, per call")
+      ->needs("--collectives-only");
+  app.add_option("--sizes", o.collective_sizes,
+                 "With --collectives-only: the sizes to time, ascending, comma-separated (mstep calibrate passes "
+                 "its own run's, around S)")
+      ->delimiter(',')
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 20))
       ->needs("--collectives-only");
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -388,17 +396,11 @@ int run(int argc, char** argv) {
     if (pair) {
       CollectiveOptions co;
       if (o.quick) co.rounds = 1, co.loop_budget = 5e-4, co.isolated_budget = 2e-3;
-      // An exchange's sizes around S (the pair's first rank measured it): the eager one just below,
-      // the synchronous ones from S on.
+      // The sizes around S (the pair's first rank measured it): the eager one just below, the
+      // synchronous ones from S on, for the collectives and the exchanges alike.
       std::uint64_t S = pt.S;
       MPI_Bcast(&S, 1, MPI_UINT64_T, 0, pair.get());
-      co.exchange_sizes = {8, 1024};
-      if (S < model::kInfiniteBytes && S > 2048) {
-        for (const std::uint64_t m : {S / 2, S, 4 * S})
-          if (m > co.exchange_sizes.back()) co.exchange_sizes.push_back(m);
-      }
-      for (const std::uint64_t m : {std::uint64_t{65536}, std::uint64_t{1048576}})
-        if (m > co.exchange_sizes.back()) co.exchange_sizes.push_back(m);
+      co.sizes = sizes_around(S);
       colls = measure_collectives(pair, sb, rb, co);
     }
     sleepy_barrier(MPI_COMM_WORLD);

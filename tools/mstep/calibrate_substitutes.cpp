@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "tools/mstep/launcher.hpp"
@@ -29,12 +30,22 @@ struct LoopRun {
 // Natively, or under libmstep (recording) with the substitutes or without; `probe_only`: the
 // self probe alone (--self-probe-only).
 enum class Under { Native, Recorder, Substitutes };
-LoopRun run_loops(const SubstituteCalibration& c, Under under, bool probe_only, const std::string& name) {
+// The sizes the calibration's own loops were timed at (all but MPI_Barrier share them): the
+// substitutes' must be the same for set_substitute_times to take them.
+std::string loop_sizes(const model::CalibrationParams& p) {
+  for (const auto& [op, t] : p.collectives)
+    if (op != Op::Barrier && !t.bytes.empty()) return fmt::format("{}", fmt::join(t.bytes, ","));
+  return {};
+}
+
+LoopRun run_loops(const SubstituteCalibration& c, Under under, bool probe_only, const std::string& name,
+                  const std::string& sizes = {}) {
   const fs::path out = c.work / (name + ".json"), phase = c.work / (name + ".phase");
   std::vector<std::string> command = c.launcher;
   command.insert(command.end(), {c.bench, "--collectives-only", "--quiet", "--output", out.string(), "--phase-file",
                                  phase.string()});
   if (probe_only) command.push_back("--self-probe-only");
+  if (!probe_only && !sizes.empty()) command.insert(command.end(), {"--sizes", sizes});
   if (c.quick) command.push_back("--quick");
   EnvChanges env;
   if (under == Under::Native) {
@@ -113,7 +124,8 @@ std::string calibrate_substitutes(const SubstituteCalibration& c, model::Calibra
     for (int round = 1; round <= 2; ++round) {
       native_s = std::min(native_s, run_loops(c, Under::Native, true, fmt::format("native-probe-{}", round)).self_s);
       recorded_s = std::min(recorded_s, run_loops(c, Under::Recorder, true, fmt::format("recorded-probe-{}", round)).self_s);
-      keep_faster(substitutes, run_loops(c, Under::Substitutes, false, fmt::format("substitutes-{}", round)).table);
+      keep_faster(substitutes,
+                  run_loops(c, Under::Substitutes, false, fmt::format("substitutes-{}", round), loop_sizes(p)).table);
     }
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(fmt::format("unreadable loop times: {}", e.what()));
