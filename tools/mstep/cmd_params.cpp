@@ -238,7 +238,7 @@ void list_params(const std::vector<std::string>& given, const std::string& trace
   for (std::size_t i = 0; i < files.size(); ++i) {
     const CalibrationParams& p = files[i].params;
     const auto& l = p.loggps;
-    auto t = [](double s) { return s > 0 || s < 0 ? time_text(s) : std::string("-"); };
+    auto t = [](double s) { return s != 0 ? time_text(s) : std::string("-"); };
     fmt::print("{} {:<{}} {:<20} {:<5} {:<26} {:>11} {:>9} {:>9} {:>9} {:>9}\n",
                chosen && chosen->index == i ? "*" : " ", files[i].file, width, p.meta.date.empty() ? "-" : p.meta.date,
                p.meta.mode.empty() ? "-" : p.meta.mode, network_text(p.meta), t(p.meta.half_rtt_8B),

@@ -32,11 +32,8 @@ double computation_of(const std::string& trace) {
   }
 }
 
-// The recording `trace` of `recorded` predicted for the other transport, against a real run there
-// of `actual_to_s`; `computation` gets the recording's (it does not depend on the parameters), NaN
-// where the prediction failed.
-// Of a transport's calibrations (before the runs, and after them if made), the one of `trace`'s
-// period; `after` says which. A trace that cannot be read takes the first.
+// Of a transport's calibrations (before the runs, and after them if made), the one of `trace_dir`'s
+// period; `after` says which, `file` is its file. A trace that cannot be read takes the first.
 const model::CalibrationParams& in_period(const TransportRuns& t, const std::string& trace_dir, bool& after,
                                           std::string& file) {
   after = false;
@@ -52,6 +49,10 @@ const model::CalibrationParams& in_period(const TransportRuns& t, const std::str
   return after ? *t.after : *t.params;
 }
 
+// The recording `trace_dir` of `recorded` predicted for the other transport, against a real run
+// there (`there_dir`) of `actual_to_s`, each side with the calibration of its run's period;
+// `computation` gets the recording's (it does not depend on the parameters), NaN where the
+// prediction failed.
 CrossRow predict(const std::string& trace_dir, const model::ValidationRow& recorded, const TransportRuns& from,
                  double actual_to_s, const std::string& there_dir, const TransportRuns& to, double& computation) {
   CrossRow c;

@@ -125,8 +125,10 @@ void repredict_in_period(Experiment& x) {
   for (model::ValidationRow& row : x.rows) {
     if (!row.ok() || row.trace.empty()) continue;
     try {
+      // The clock samples decide (metadata); the records are read only for a row predicted again.
+      if (model::choose_by_period(load_trace_dir(row.trace, std::nullopt, {}, /*metadata_only=*/true), both).index != 1)
+        continue;
       const TraceDir trace = load_trace_dir(row.trace, std::nullopt, {}, false, /*with_steps=*/false);
-      if (model::choose_by_period(trace, both).index != 1) continue;
       const model::Report report = model::build_report(trace, &*x.after);
       if (!report.problems.empty()) continue;  // the row keeps the first calibration's numbers
       for (model::Prediction& p : row.predictions)
