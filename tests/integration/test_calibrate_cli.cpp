@@ -48,14 +48,16 @@ TEST_CASE("mstep calibrate keeps whole parameters when only MPI_Finalize does no
   CHECK(c.at("MPI_Waitall").at("bytes") == c.at("MPI_Sendrecv").at("bytes"));
   CHECK(c.at("MPI_Waitall").at("bytes").size() >= 4);
   CHECK(show.out.find("  MPI_Waitall (Irecv+Isend)  8 B: ") != std::string::npos);
-  // Every operation but MPI_Barrier at those sizes: 8 B, 1 KiB, S/2, S, 4 S, 64 KiB, 1 MiB (the ones
-  // above the size before), so that no interpolation spans S.
+  // Every operation but MPI_Barrier at those sizes: 8 B, 1 KiB, 64 KiB, 1 MiB and S/2, S, 4 S (those
+  // up to 1 MiB), so that no interpolation spans S.
   const bool finite = !p.at("S").is_null();
   const std::uint64_t S = finite ? p.at("S").get<std::uint64_t>() : 0;
-  std::vector<std::uint64_t> ladder{8, 1024};
+  std::vector<std::uint64_t> ladder{8, 1024, 65536, 1048576};
   if (finite && S > 2048)
-    for (const std::uint64_t m : {S / 2, S, 4 * S}) if (m > ladder.back()) ladder.push_back(m);
-  for (const std::uint64_t m : {std::uint64_t{65536}, std::uint64_t{1048576}}) if (m > ladder.back()) ladder.push_back(m);
+    for (const std::uint64_t m : {S / 2, S, 4 * S})
+      if (m <= 1048576) ladder.push_back(m);
+  std::sort(ladder.begin(), ladder.end());
+  ladder.erase(std::unique(ladder.begin(), ladder.end()), ladder.end());
   INFO("S = " << p.at("S").dump());
   for (const auto& [name, entry] : c.items())
     if (name != "MPI_Barrier") CHECK(entry.at("bytes").get<std::vector<std::uint64_t>>() == ladder);

@@ -106,14 +106,12 @@ double median(std::vector<double> v) {
 }  // namespace
 
 std::vector<std::uint64_t> sizes_around(std::uint64_t S) {
-  std::vector<std::uint64_t> sizes{8, 1024};
-  const auto add = [&](std::uint64_t m) {
-    if (m > sizes.back()) sizes.push_back(m);
-  };
+  std::vector<std::uint64_t> sizes{8, 1024, 65536, kLargestSize};
   if (S < model::kInfiniteBytes && S > 2048)
-    for (const std::uint64_t m : {S / 2, S, 4 * S}) add(m);
-  add(65536);
-  add(1048576);
+    for (const std::uint64_t m : {S / 2, S, 4 * S})
+      if (m <= kLargestSize) sizes.push_back(m);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   return sizes;
 }
 
