@@ -128,7 +128,16 @@ TEST_CASE("mstep export --perfetto: a slice per call and M-step, an arrow per me
   const fs::path predicted = dir.parent_path() / "predicted.json";
   const Result rp = run({kMstep, "export", dir.string(), "--perfetto", predicted.string(), "--params", params.string()});
   REQUIRE(rp.code == 0);
-  CHECK(rp.out.find("mstep: with " + std::to_string(calls - 8) + " calls as LogGPS predicts them") != std::string::npos);
+  CHECK(rp.out.find("mstep: with " + std::to_string(calls - 8) + " calls as LogGPS predicts them (" + params.string() +
+                    "), on a second track per rank") != std::string::npos);
+  // Several files: as `mstep report` chooses (a synthetic run has no probe of its period: the first).
+  const fs::path other = dir / "other.json";
+  std::ofstream(other) << R"({"L": 9e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 8256, "S": 8256})";
+  const Result two = run({kMstep, "export", dir.string(), "--perfetto", (dir.parent_path() / "two.json").string(),
+                          "--params", params.string(), "--params", other.string()});
+  REQUIRE(two.code == 0);
+  CHECK(two.out.find("calls as LogGPS predicts them (" + params.string() + ", of 2 given, the first: ") !=
+        std::string::npos);
   std::ifstream in(predicted);
   const json doc = json::parse(in);
   std::map<int, std::vector<std::pair<double, double>>> track;  // rank -> predicted [begin, end]

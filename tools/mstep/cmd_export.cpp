@@ -23,6 +23,7 @@
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/output.hpp"
 #include "tools/mstep/progress.hpp"
+#include "tools/mstep/report_common.hpp"
 #include "tools/symbols/symbolizer.hpp"
 
 namespace mstep::cli {
@@ -33,7 +34,7 @@ struct ExportOptions {
   std::string goal;
   std::string perfetto;
   std::string otf2;
-  std::string params;  // --perfetto: add the LogGPS prediction's tracks
+  std::vector<std::string> params;  // --perfetto: add the LogGPS prediction's tracks (several: the run's period's)
   std::string from, to;  // --perfetto: the stretch of the run to write (times with units)
   std::string unit = "ns";
 };
@@ -75,19 +76,13 @@ int run_perfetto(const ExportOptions& o) {
   // The options and parameters first: a bad one leaves no empty output behind.
   const std::optional<model::TimeWindow> window = time_window(o);
   if (!window) return 2;
-  std::optional<model::CalibrationParams> params;
-  if (!o.params.empty()) {
-    try {
-      params = model::read_params(o.params);
-    } catch (const model::ParamsError& e) {
-      std::fprintf(stderr, "mstep: %s\n", e.what());
+  // No default file here: the prediction's tracks are asked for by naming the parameters.
+  const std::vector<ParamsFile> given = o.params.empty() ? std::vector<ParamsFile>{} : read_params_given(o.params, {});
+  for (const ParamsFile& f : given)
+    if (!f.params.loggps) {
+      std::fprintf(stderr, "mstep: %s has no LogGPS parameters to predict with\n", f.file.c_str());
       return 1;
     }
-    if (!params->loggps) {
-      std::fprintf(stderr, "mstep: %s has no LogGPS parameters to predict with\n", o.params.c_str());
-      return 1;
-    }
-  }
   auto load = [&](bool metadata_only) {
     Progress progress("reading", static_cast<std::uint64_t>(read_run_meta(o.dir).ranks));
     return load_trace_dir(o.dir, std::nullopt, [&](std::size_t r) { progress.update(r); }, metadata_only);
@@ -102,6 +97,8 @@ int run_perfetto(const ExportOptions& o) {
     }
     trace = load(false);
   }
+  const ChosenParams chosen = choose_params(given, trace);
+  const model::CalibrationParams* params = given.empty() ? nullptr : &given[chosen.index].params;
   std::ofstream out(o.perfetto, std::ios::binary);
   if (!out) {
     std::fprintf(stderr, "mstep: cannot write %s\n", o.perfetto.c_str());
@@ -140,8 +137,10 @@ int run_perfetto(const ExportOptions& o) {
               o.perfetto.c_str(), trace.ranks.size(), static_cast<unsigned long long>(s.calls),
               static_cast<unsigned long long>(s.steps), static_cast<unsigned long long>(s.flows),
               static_cast<unsigned long long>(s.unmatched));
-  if (params) std::printf("mstep: with %llu calls as LogGPS predicts them (%s), on a second track per rank\n",
-                          static_cast<unsigned long long>(s.predicted), o.params.c_str());
+  if (params)
+    std::printf("mstep: with %llu calls as LogGPS predicts them (%s%s), on a second track per rank\n",
+                static_cast<unsigned long long>(s.predicted), given[chosen.index].file.c_str(),
+                chosen.choice.empty() ? "" : (", " + chosen.choice).c_str());
   if (!window->all())
     std::printf("mstep: only %s to %s after the run's first record: %llu slices and arrows outside it left out\n",
                 o.from.empty() ? "0 s" : o.from.c_str(), o.to.empty() ? "its end" : o.to.c_str(),
@@ -234,7 +233,9 @@ void add_export(CLI::App& app) {
                                    "Write Chrome trace-event JSON to FILE (ui.perfetto.dev, chrome://tracing): a track "
                                    "per rank, a slice per MPI call and per M-step, an arrow per message");
   cmd->add_option("--params", o->params,
-                  "With --perfetto: parameter file whose LogGPS prediction of every call is drawn on a second track per rank");
+                  "With --perfetto: parameter file whose LogGPS prediction of every call is drawn on a second track per "
+                  "rank (again, or a directory, for several: the one of the run's period, as in mstep report)")
+      ->allow_extra_args(false);
   cmd->add_option("--from", o->from,
                   "With --perfetto: write only what ends after this time from the run's first record (e.g. 2.5s, 300ms)");
   cmd->add_option("--to", o->to, "With --perfetto: write only what begins before this time from the run's first record");
