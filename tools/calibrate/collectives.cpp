@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 
-#include "model/cost/loggps.hpp"
-
 namespace mstep::calib {
 
 namespace {
