@@ -35,6 +35,10 @@ std::string row_note(const ValidationRow& r) {
     if (!note.empty()) note += "; ";
     note += "predicted with the calibration after the runs (the run's period)";
   }
+  if (r.ok() && r.params_during) {
+    if (!note.empty()) note += "; ";
+    note += "predicted with a calibration made during the runs (the run's period)";
+  }
   if (r.ok() && r.other_period) {
     if (!note.empty()) note += "; ";
     note += fmt::format("another period: 8 B half round trip {:.2g} / {:.2g} us at Init / Finalize", r.probe_init_s * 1e6,
@@ -299,13 +303,18 @@ std::string goals_text(std::span<const ValidationRow> rows, int ranks, bool mark
     out += fmt::format("{}{}: {} ({})\n", bullet, g.goal, verdict_name(g.verdict), g.detail);
   // Runs whose own round trip says the machine was not in the calibration's state count as they
   // came out; say how many, since their misses are the machine's and not the models'.
-  std::size_t runs = 0, other = 0, after = 0;
+  std::size_t runs = 0, other = 0, after = 0, during = 0;
   for (const ValidationRow& r : rows)
     if (r.ok() && r.ranks == ranks && !r.oversubscribed) {
       ++runs;
       other += r.other_period ? 1 : 0;
       after += r.params_after ? 1 : 0;
+      during += r.params_during ? 1 : 0;
     }
+  if (during)
+    out += fmt::format("{}{} of {} runs at {} ranks were predicted with a calibration made during the runs, when a run "
+                       "came out of every calibration's period: their own period's\n",
+                       bullet, during, runs, ranks);
   if (after)
     out += fmt::format("{}{} of {} runs at {} ranks were predicted with the calibration made after the runs, whose "
                        "8-byte half round trip was nearer theirs than the first calibration's\n",

@@ -70,6 +70,10 @@ struct ValidationRow {
   // Predicted with the calibration made after the runs, not the one before them: the run's probe
   // was nearer its period (model/analysis/speed_check.hpp, nearest_period).
   bool params_after = false;
+  // Predicted with a calibration made during the runs: one of the runs before came out of every
+  // calibration's period, and validate calibrated again at once; this run is of that period.
+  bool params_during = false;
+  std::string params_file;  // the calibration predicted with, where not the experiment's first
   std::string error;  // non-empty: the run failed and has no numbers
   bool ok() const { return error.empty(); }
   const Prediction* find(std::string_view model) const;

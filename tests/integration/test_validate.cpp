@@ -313,8 +313,15 @@ TEST_CASE("validate --transport both: the runs over TCP, alternating with shared
   // The computation of each recording against the other's: one pair sees one ratio both ways.
   const double d0 = cross.at(0).at("computation_diff_pct"), d1 = cross.at(1).at("computation_diff_pct");
   if (kept_pair[0] == kept_pair[1]) CHECK((1 + d0 / 100) * (1 + d1 / 100) == Approx(1));
-  CHECK(std::abs(d0) < 200);
-  CHECK(std::abs(d1) < 200);
+  // Each is the recording's computation against the other transport's, by definition; a bound on
+  // their size would be a timing assertion (the CI's load once took a tiny ring's to +217%).
+  for (const json& c : cross) {
+    const double here = c.at("computation_s"), there = c.at("computation_there_s");
+    REQUIRE(there > 0);
+    CHECK(c.at("computation_diff_pct").get<double>() == Approx(100 * (here - there) / there));
+  }
+  CHECK(std::isfinite(d0));
+  CHECK(std::isfinite(d1));
 }
 
 TEST_CASE("validate calibrates, and calibrates again after the runs to see whether the machine changed speed",
@@ -334,13 +341,23 @@ TEST_CASE("validate calibrates, and calibrates again after the runs to see wheth
   // null when the two calibrations agree within 15%; else the sentence, also under the table.
   CHECK((change.is_null() || change.get<std::string>().rfind("the machine changed speed during these runs: ", 0) == 0));
   if (change.is_string()) CHECK(r.out.find("Warning: the machine changed speed") != std::string::npos);
-  // Each row is predicted with the calibration of its run's period: the first one unless the run's
-  // half round trip (the geometric mean of its two probes) is outside it (above 1.3 or below 0.5
-  // of its own), then the nearer by ratio (the probe scaled as model::nearest_period scales it).
+  // Each row is predicted with the calibration of its run's period: of the first one, those made
+  // during the runs (when a run came out of every period so far) and the one after, the first whose
+  // period holds the run's half round trip (the geometric mean of its two probes, at most 1.3 and
+  // at least 0.5 of the calibration's), else the nearest by ratio (the probe scaled as
+  // model::nearest_period scales it).
   const json& x = j.at("experiments").at(0);
   REQUIRE(x.at("params_after").at("content").is_object());
-  const double before = x.at("params").at("content").at("meta").at("half_rtt_8B");
-  const double after = x.at("params_after").at("content").at("meta").at("half_rtt_8B");
+  std::vector<std::pair<std::string, double>> pool{
+      {"", x.at("params").at("content").at("meta").at("half_rtt_8B").get<double>()}};
+  for (const json& d : x.at("params_during")) {
+    CHECK(fs::exists(d.at("file").get<std::string>()));
+    pool.emplace_back(d.at("file"), d.at("content").at("meta").at("half_rtt_8B").get<double>());
+  }
+  CHECK(x.at("params_during").size() <= 8);
+  if (!x.at("params_during").empty())
+    CHECK(r.err.find("out of every calibration's period: calibrating again in it") != std::string::npos);
+  pool.emplace_back(x.at("params_after").at("file"), x.at("params_after").at("content").at("meta").at("half_rtt_8B").get<double>());
   REQUIRE(!x.at("rows").empty());
   for (const json& row : x.at("rows")) {
     INFO(row.dump());
@@ -348,10 +365,55 @@ TEST_CASE("validate calibrates, and calibrates again after the runs to see wheth
     REQUIRE(probe.at(0).is_number());
     REQUIRE(probe.at(1).is_number());
     const double run_s = std::sqrt(probe.at(0).get<double>() * probe.at(1).get<double>());
+    std::size_t chosen = pool.size();
+    for (std::size_t i = 0; i < pool.size() && chosen == pool.size(); ++i)
+      if (run_s <= 1.3 * pool[i].second && run_s >= 0.5 * pool[i].second) chosen = i;
     auto distance = [&](double calibrated) { return std::abs(std::log(run_s / (0.85 * calibrated))); };
-    if (run_s <= 1.3 * before && run_s >= 0.5 * before) CHECK(row.at("params_after") == false);
-    else CHECK(row.at("params_after") == (distance(after) < distance(before)));
+    if (chosen == pool.size()) {
+      chosen = 0;
+      for (std::size_t i = 1; i < pool.size(); ++i)
+        if (distance(pool[i].second) < distance(pool[chosen].second)) chosen = i;
+    }
+    CHECK(row.at("params_after") == (chosen == pool.size() - 1));
+    CHECK(row.at("params_during") == (chosen > 0 && chosen < pool.size() - 1));
+    if (chosen == 0) CHECK(row.at("params_file").is_null());
+    else CHECK(row.at("params_file") == pool[chosen].first);
   }
+}
+
+TEST_CASE("validate calibrates again at once when a run comes out of every calibration's period, once if that "
+          "calibration does not find it", "[validate]") {
+  const fs::path dir = test_dir();
+  // A run over TCP (about 7 us half round trip) in an experiment calibrated on shared memory (a
+  // fraction of a microsecond): out of every period, and a calibration on shared memory will not
+  // find it either.
+  const fs::path ring = fs::path(kMstep).parent_path().parent_path() / "examples" / "ring";
+  const fs::path script = write(dir / "ring_tcp.sh", "#!/bin/sh\nUCX_TLS=tcp,self exec " + ring.string() + " \"$@\"\n");
+  fs::permissions(script, fs::perms::owner_all);
+  const fs::path suite = write(dir / "suite.json", suite_of(R"({"name": "ring", "program": ")" + script.string() +
+                                                            R"(", "sizes": [{"label": "tiny", "args": ["20", "1024"], "ranks": [2], "quick": true}]})"));
+  const fs::path out = dir / "out";
+  const Result r = validate(dir, {"--suite", suite.string(), "--quick", "--repeat", "2", "--no-s-moved", "--transport",
+                                  "shm", "-o", out.string(), "--timeout", "20"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const std::string first = "mstep: validate: ring-tiny-n2-r1: 8-byte half round trip ";
+  const auto at = r.err.find(first);
+  REQUIRE(at != std::string::npos);
+  CHECK(r.err.find("us, out of every calibration's period: calibrating again in it: ", at) != std::string::npos);
+  CHECK(r.err.find("out/params-period-1.json --quick (log ") != std::string::npos);
+  CHECK(r.err.find("mstep: validate: warning: the calibration in that period did not find it (8-byte half round trip ") !=
+        std::string::npos);
+  CHECK(r.err.find("no more calibrations during these runs\n") != std::string::npos);
+  // The second repetition, as far out, calibrates no more.
+  CHECK(r.err.find("ring-tiny-n2-r2: 8-byte half round trip") == std::string::npos);
+  CHECK(fs::exists(out / "params-period-1.json"));
+  CHECK_FALSE(fs::exists(out / "params-period-2.json"));
+  const json j = read_json(out / "validation.json");
+  const json& during = j.at("experiments").at(0).at("params_during");
+  REQUIRE(during.size() == 1);
+  CHECK(during.at(0).at("file") == (out / "params-period-1.json").string());
+  CHECK(j.at("experiments").at(0).at("rows").at(0).at("other_period") == true);
 }
 
 TEST_CASE("validate: the shipped suites parse (a rank count none of them has leaves nothing to run)", "[validate]") {

@@ -327,4 +327,13 @@ TEST_CASE("The summary and goals text name every model and every goal", "[valida
   CHECK(text_table(two).find("predicted with the calibration after the runs (the run's period)") != std::string::npos);
   CHECK(markdown_table(two).find("predicted with the calibration after the runs (the run's period)") != std::string::npos);
   CHECK(text_table(std::span(two).first(1)).find("calibration after") == std::string::npos);
+  // One predicted with a calibration made during the runs: said and counted apart.
+  two[1].params_after = false;
+  two[1].params_during = true;
+  const std::string during = goals_text(two, 2, false);
+  CHECK(during.find("  1 of 2 runs at 2 ranks were predicted with a calibration made during the runs, when a run came "
+                    "out of every calibration's period: their own period's\n") != std::string::npos);
+  CHECK(during.find("calibration made after the runs") == std::string::npos);
+  CHECK(text_table(two).find("predicted with a calibration made during the runs (the run's period)") != std::string::npos);
+  CHECK(text_table(two).find("calibration after the runs") == std::string::npos);
 }

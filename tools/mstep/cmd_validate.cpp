@@ -97,6 +97,50 @@ std::string calibrate(const ValidateOptions& o, Experiment& x) {
   return error;
 }
 
+// After each repetition: a run out of every calibration's period, in an experiment validate
+// calibrates, is followed at once by a quick calibration, made while the machine is most likely
+// still in that period (they last a minute or so here), which then predicts the runs of its period
+// (repredict_in_period). A failed one is said, and the runs go on.
+void calibrate_in_period(const ValidateOptions& o, Experiment& x, const std::string& trace) {
+  if (!x.calibrates || x.during.size() >= kMaxPeriodCalibrations || trace.empty()) return;
+  const std::optional<double> run_s = out_of_every_period(x, trace);
+  if (!run_s) return;
+  const std::string name =
+      fmt::format("params{}-period-{}", x.label.empty() ? "" : "-" + x.label, x.during.size() + 1);
+  const std::string what = fmt::format("{}: 8-byte half round trip {:.3f} us, out of every calibration's period: "
+                                       "calibrating again in it", fs::path(trace).filename().string(), *run_s * 1e6);
+  fs::path file;
+  model::CalibrationParams params;
+  const std::string error = run_calibration(o, x, name, name, true, what.c_str(), file, params);
+  if (!error.empty()) {
+    std::fprintf(stderr, "mstep: validate: warning: %s; the runs go on with the calibrations made\n", error.c_str());
+    return;
+  }
+  x.during.push_back({std::move(params), file.string()});
+  // A calibration that does not find the run's period will not the next time either (a run slowed
+  // by something a calibration does not meet): calibrating after every run would double the time.
+  if (const std::optional<double> still = out_of_every_period(x, trace)) {
+    const auto& meta = x.during.back().params.meta;
+    std::fprintf(stderr,
+                 "mstep: validate: warning: the calibration in that period did not find it (8-byte half round trip %s "
+                 "against the run's %.3f us): no more calibrations during these runs\n",
+                 meta.half_rtt_8B > 0 ? fmt::format("{:.3f} us", meta.half_rtt_8B * 1e6).c_str() : "not measured",
+                 *still * 1e6);
+    x.calibrates = false;
+  }
+}
+
+// The repetitions of one case, each followed by calibrate_in_period.
+ValidationRow record_case(const ValidateOptions& o, Experiment& x, const Planned& p, int cores,
+                          const std::string& calibration_error) {
+  CaseRuns runs(o, x, p, cores, calibration_error);
+  while (!runs.done()) {
+    runs.record_next();
+    calibrate_in_period(o, x, runs.last_trace());
+  }
+  return runs.finish();
+}
+
 // A quick calibration after the experiment's runs, compared with the one before them
 // (model/analysis/speed_check.hpp); a failed one says nothing.
 void check_speed(const ValidateOptions& o, Experiment& x) {
@@ -177,7 +221,10 @@ void run_validate(const ValidateOptions& o) {
   // Without parameters an experiment's runs all fail, but the other experiments still run.
   std::vector<std::string> calibration_error(xs.size());
   auto start = [&](std::size_t i) {
-    if (xs[i].params_file.empty()) calibration_error[i] = calibrate(o, xs[i]);
+    if (xs[i].params_file.empty()) {
+      calibration_error[i] = calibrate(o, xs[i]);
+      xs[i].calibrates = calibration_error[i].empty();
+    }
     if (!calibration_error[i].empty()) std::fprintf(stderr, "mstep: validate: %s\n", calibration_error[i].c_str());
   };
   auto end = [&](std::size_t i, bool calibrated) {
@@ -194,7 +241,7 @@ void run_validate(const ValidateOptions& o) {
     const bool calibrating = x.params_file.empty();
     if (!x.label.empty() || tcp == xs.size()) {  // on its own
       start(i);
-      for (const Planned& p : x.runs) x.rows.push_back(run_case(o, x, p, cores, calibration_error[i]));
+      for (const Planned& p : x.runs) x.rows.push_back(record_case(o, x, p, cores, calibration_error[i]));
       end(i, calibrating);
       continue;
     }
@@ -210,13 +257,15 @@ void run_validate(const ValidateOptions& o) {
       const bool beside = next_tcp < t.runs.size() && t.runs[next_tcp].c == p.c && t.runs[next_tcp].size == p.size &&
                           t.runs[next_tcp].ranks == p.ranks;
       if (!beside) {
-        x.rows.push_back(run_case(o, x, p, cores, calibration_error[i]));
+        x.rows.push_back(record_case(o, x, p, cores, calibration_error[i]));
         continue;
       }
       CaseRuns here(o, x, p, cores, calibration_error[i]), there(o, t, t.runs[next_tcp], cores, calibration_error[tcp]);
       while (!here.done() || !there.done()) {
         here.record_next();
+        calibrate_in_period(o, x, here.last_trace());
         there.record_next();
+        calibrate_in_period(o, t, there.last_trace());
       }
       x.rows.push_back(here.finish());
       t.rows.push_back(there.finish());

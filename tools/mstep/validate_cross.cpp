@@ -32,21 +32,19 @@ double computation_of(const std::string& trace) {
   }
 }
 
-// Of a transport's calibrations (before the runs, and after them if made), the one of `trace_dir`'s
-// period; `after` says which, `file` is its file. A trace that cannot be read takes the first.
-const model::CalibrationParams& in_period(const TransportRuns& t, const std::string& trace_dir, bool& after,
-                                          std::string& file) {
-  after = false;
-  file = t.params_file;
-  if (!t.after) return *t.params;
-  try {
-    const TraceDir trace = load_trace_dir(trace_dir, std::nullopt, {}, /*metadata_only=*/true);
-    const model::CalibrationParams* both[] = {t.params, t.after};
-    after = model::choose_by_period(trace, both).index == 1;
-  } catch (const std::exception&) {
+// Of a transport's calibrations, the one of `trace_dir`'s period; `file` is its file. A trace that
+// cannot be read takes the first.
+const model::CalibrationParams& in_period(const TransportRuns& t, const std::string& trace_dir, std::string& file) {
+  std::size_t chosen = 0;
+  if (t.calibrations.size() > 1) {
+    try {
+      const TraceDir trace = load_trace_dir(trace_dir, std::nullopt, {}, /*metadata_only=*/true);
+      chosen = model::choose_by_period(trace, t.calibrations).index;
+    } catch (const std::exception&) {
+    }
   }
-  if (after) file = t.after_file;
-  return after ? *t.after : *t.params;
+  file = chosen < t.files.size() ? t.files[chosen] : std::string();
+  return *t.calibrations[chosen];
 }
 
 // The recording `trace_dir` of `recorded` predicted for the other transport, against a real run
@@ -62,10 +60,9 @@ CrossRow predict(const std::string& trace_dir, const model::ValidationRow& recor
   c.loggps_s = c.mpm_s = c.loggps_error_pct = c.mpm_error_pct = c.compute_diff_pct = computation = model::kNaN;
   c.computation_s = c.computation_there_s = model::kNaN;
   try {
-    std::string from_file, to_file;
-    const model::CalibrationParams& from_params = in_period(from, trace_dir, c.from_after, from_file);
-    const model::CalibrationParams& to_params = in_period(to, there_dir, c.to_after, to_file);
-    const model::EditedParams net = model::adopt_network(from_params, to_params, to_file);
+    const model::CalibrationParams& from_params = in_period(from, trace_dir, c.from_params);
+    const model::CalibrationParams& to_params = in_period(to, there_dir, c.to_params);
+    const model::EditedParams net = model::adopt_network(from_params, to_params, c.to_params);
     const TraceDir trace = load_trace_dir(trace_dir, std::nullopt, {}, false, /*with_steps=*/false);
     const model::Report rep = model::build_report(trace, &net.params);
     for (const auto& m : rep.models) {
@@ -101,7 +98,7 @@ std::string number(double v, const char* format) { return std::isfinite(v) ? fmt
 
 std::vector<CrossRow> cross_transport(const TransportRuns& a, const TransportRuns& b) {
   std::vector<CrossRow> out;
-  if (!a.params || !b.params) return out;
+  if (a.calibrations.empty() || b.calibrations.empty()) return out;
   for (const auto& ra : a.rows) {
     if (!ra.ok()) continue;
     for (const auto& rb : b.rows) {
@@ -173,7 +170,7 @@ nlohmann::json cross_json(std::span<const CrossRow> rows) {
                  {"mpm_error_pct", num(r.mpm_error_pct)}, {"computation_diff_pct", num(r.compute_diff_pct)},
                  {"computation_s", num(r.computation_s)}, {"computation_there_s", num(r.computation_there_s)},
                  {"pairs", r.pairs}, {"loggps_error_pct_pairs", pairs},
-                 {"params_after", {{"recorded", r.from_after}, {"there", r.to_after}}}, {"error", r.error}});
+                 {"params", {{"recorded", r.from_params}, {"there", r.to_params}}}, {"error", r.error}});
   }
   return j;
 }

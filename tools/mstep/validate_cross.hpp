@@ -31,19 +31,20 @@ struct CrossRow {
   // the median error. 1 where the rows' repetitions could not be paired (their kept runs are).
   int pairs = 0;
   std::vector<double> loggps_error_pct_pairs;
-  bool from_after = false, to_after = false;  // the calibrations after the runs were the periods' (TransportRuns)
+  // The files of the calibrations of the two runs' periods (TransportRuns).
+  std::string from_params, to_params;
   std::string error;           // non-empty: the prediction failed
 };
 
 struct TransportRuns {
   std::string name;  // "shared memory", "TCP"
   std::span<const model::ValidationRow> rows;
-  const model::CalibrationParams* params = nullptr;
-  std::string params_file;
-  // The calibration after the runs, if one was made: each run is taken in its own period, the
-  // recording's parameters by its probe and the target's by the probe of the run there.
-  const model::CalibrationParams* after = nullptr;
-  std::string after_file;
+  // The transport's calibrations, the first before the runs, then those made during and after them
+  // (Experiment::calibrations), and their files; none: the cross table is not made. Each run is
+  // taken in its own period, the recording's parameters by its probe and the target's by the
+  // probe of the run there.
+  std::vector<const model::CalibrationParams*> calibrations;
+  std::vector<std::string> files;
 };
 
 // Both directions for every case both transports ran without error; repetition k of one is paired

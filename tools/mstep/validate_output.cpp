@@ -46,6 +46,22 @@ json params_json(const std::string& file) {
   return json{{"file", file}, {"content", json::parse(text.str(), nullptr, false)}};
 }
 
+// The calibrations made during the runs, each as params_json gives it.
+json during_json(const Experiment& x) {
+  json all = json::array();
+  for (const Experiment::Calibration& c : x.during) all.push_back(params_json(c.file));
+  return all;
+}
+
+// A transport's calibrations for the cross table; none where validate had no parameters for it.
+TransportRuns transport_runs(const char* name, const Experiment& x) {
+  TransportRuns t{name, x.rows, {}, {}};
+  if (x.params_file.empty()) return t;
+  for (std::size_t i = 0; i < x.calibrations().size(); ++i) t.files.push_back(x.file_of(i));
+  t.calibrations = x.calibrations();
+  return t;
+}
+
 json row_json(const ValidationRow& r) {
   json models = json::object();
   for (const auto& p : r.predictions)
@@ -60,6 +76,8 @@ json row_json(const ValidationRow& r) {
                                             num(r.probe_finalize_s > 0 ? r.probe_finalize_s : model::kNaN)})},
           {"other_period", r.other_period},
           {"params_after", r.params_after},
+          {"params_during", r.params_during},
+          {"params_file", r.params_file.empty() ? json(nullptr) : json(r.params_file)},
           {"ok", r.ok()},                   {"error", r.error},
           {"actual_s", num(r.actual_s)},    {"repetitions_s", reps},
           {"kept_repetition", r.ok() ? json(r.chosen + 1) : json(nullptr)},
@@ -157,10 +175,7 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
   }
   std::vector<CrossRow> cross;
   if (shm && tcp)
-    cross = cross_transport({"shared memory", shm->rows, shm->params_file.empty() ? nullptr : &shm->params, shm->params_file,
-                             shm->after ? &*shm->after : nullptr, shm->after_file},
-                            {"TCP", tcp->rows, tcp->params_file.empty() ? nullptr : &tcp->params, tcp->params_file,
-                             tcp->after ? &*tcp->after : nullptr, tcp->after_file});
+    cross = cross_transport(transport_runs("shared memory", *shm), transport_runs("TCP", *tcp));
   if (!cross.empty()) {
     text += fmt::format("Cross transport: recorded on one, predicted for the other with its parameters (mstep whatif "
                         "--network), against the run there made beside it (the repetitions alternate between the "
@@ -169,9 +184,10 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
     md += fmt::format("\n## Cross transport\n\nEach case recorded on one transport and predicted for the other as "
                       "`mstep whatif TRACE --network OTHER` does, against the run there made beside it: the repetitions "
                       "alternate between the transports, and each row is the pair with the median LogGPS error.{}\n\n{}",
-                      (shm->after || tcp->after) ? " Each run is taken with the calibration of its period, before or "
-                                                   "after the runs (`params_after` in validation.json)."
-                                                 : "",
+                      shm->calibrations().size() + tcp->calibrations().size() > 2
+                          ? " Each run is taken with the calibration of its period, made before, during or after the "
+                            "runs (`params` in validation.json)."
+                          : "",
                       cross_text(cross, true));
   }
   text += model::goals_text(all, kSummaryRanks, false);
@@ -195,6 +211,7 @@ void write_outputs(const ValidateOptions& o, const Suite& suite, const std::vect
     experiments.push_back({{"label", x.label}, {"env", x.env}, {"params", params_json(x.params_file)},
                            {"speed_change", x.speed_change.empty() ? json(nullptr) : json(x.speed_change)},
                            {"params_after", params_json(x.after_file)},
+                           {"params_during", during_json(x)},
                            {"S", bytes(x.params.loggps ? x.params.loggps->S : model::kInfiniteBytes)},
                            {"rows", rows}, {"summary", summary_json(x.rows)}});
     json by_ranks = json::array();

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/analysis/report.hpp"
+#include "model/analysis/speed_check.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/launcher.hpp"
 #include "tools/mstep/output.hpp"
@@ -119,37 +120,58 @@ model::ValidationRow CaseRuns::finish() {
   return row_;
 }
 
+std::vector<const model::CalibrationParams*> Experiment::calibrations() const {
+  std::vector<const model::CalibrationParams*> all{&params};
+  for (const Calibration& c : during) all.push_back(&c.params);
+  if (after) all.push_back(&*after);
+  return all;
+}
+
+std::string Experiment::file_of(std::size_t calibration) const {
+  if (calibration == 0) return params_file;
+  if (calibration <= during.size()) return during[calibration - 1].file;
+  return after_file;
+}
+
+std::optional<double> out_of_every_period(const Experiment& x, const std::string& trace) {
+  try {
+    const model::PeriodMatch m =
+        model::choose_by_period(load_trace_dir(trace, std::nullopt, {}, /*metadata_only=*/true), x.calibrations());
+    if (m.by_probe && !m.in_period) return m.run_s;
+  } catch (const std::exception&) {
+    // read once already: the row says what is wrong with it
+  }
+  return std::nullopt;
+}
+
 void repredict_in_period(Experiment& x) {
-  if (!x.after) return;
-  const model::CalibrationParams* both[] = {&x.params, &*x.after};
+  const std::vector<const model::CalibrationParams*> all = x.calibrations();
+  if (all.size() < 2) return;
   for (model::ValidationRow& row : x.rows) {
     if (!row.ok() || row.trace.empty()) continue;
     try {
       // The clock samples decide (metadata); the records are read only for a row predicted again.
-      if (model::choose_by_period(load_trace_dir(row.trace, std::nullopt, {}, /*metadata_only=*/true), both).index != 1)
-        continue;
+      const std::size_t chosen =
+          model::choose_by_period(load_trace_dir(row.trace, std::nullopt, {}, /*metadata_only=*/true), all).index;
+      if (chosen == 0) continue;
+      const model::CalibrationParams& params = *all[chosen];
       const TraceDir trace = load_trace_dir(row.trace, std::nullopt, {}, false, /*with_steps=*/false);
-      const model::Report report = model::build_report(trace, &*x.after);
+      const model::Report report = model::build_report(trace, &params);
       if (!report.problems.empty()) continue;  // the row keeps the first calibration's numbers
       for (model::Prediction& p : row.predictions)
         for (const auto& m : report.models)
           if (m.name == p.model)
             p = {m.name, m.available, m.available ? m.predicted_s : model::kNaN, m.available ? m.error_pct : model::kNaN,
                  m.note};
-      row.params_after = true;
-      const model::ProbedLatency probe = model::probed_latency(trace, model::calibrated_on_one_host(*x.after));
-      row.other_period = model::run_speed_difference(probe, *x.after).has_value();
+      row.params_after = x.after && &params == &*x.after;
+      row.params_during = !row.params_after;
+      row.params_file = x.file_of(chosen);
+      const model::ProbedLatency probe = model::probed_latency(trace, model::calibrated_on_one_host(params));
+      row.other_period = model::run_speed_difference(probe, params).has_value();
     } catch (const std::exception&) {
       // Read once already: a trace that cannot be read again keeps its first numbers.
     }
   }
-}
-
-model::ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Planned& p, int cores,
-                              const std::string& calibration_error) {
-  CaseRuns runs(o, x, p, cores, calibration_error);
-  while (!runs.done()) runs.record_next();
-  return runs.finish();
 }
 
 }  // namespace mstep::cli

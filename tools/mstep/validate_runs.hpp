@@ -40,10 +40,32 @@ struct Experiment {
   // (repredict_in_period).
   std::optional<model::CalibrationParams> after;
   std::string after_file;
-};
+  // Validate calibrated this experiment (no parameter file given): it may calibrate again during
+  // the runs, quick, each time a run comes out of every calibration's period (this machine's
+  // latency moves by 3 times between periods a minute or so long: README, "Parameters of the run's
+  // period"); at most kMaxPeriodCalibrations of them.
+  bool calibrates = false;
+  struct Calibration {
+    model::CalibrationParams params;
+    std::string file;
+  };
+  std::vector<Calibration> during;
 
-// The rows whose runs' own 8-byte half round trip is nearer the calibration after the runs than the
-// one before them, predicted again with it (ValidationRow::params_after); nothing without one.
+  // Every calibration in the order choose_by_period prefers them: the first, those made during the
+  // runs, the one after; and each one's file.
+  std::vector<const model::CalibrationParams*> calibrations() const;
+  std::string file_of(std::size_t calibration) const;
+};
+inline constexpr std::size_t kMaxPeriodCalibrations = 8;
+
+// The 8-byte half round trip of the run of `trace` when it came out of the period of every
+// calibration of the experiment (model::choose_by_period); nullopt when one holds it, or the run
+// has no probe.
+std::optional<double> out_of_every_period(const Experiment& x, const std::string& trace);
+
+// The rows whose runs' own 8-byte half round trip is outside the first calibration's period,
+// predicted again with the experiment's calibration of their period, or the nearest
+// (ValidationRow::params_after, params_during); nothing with one calibration.
 void repredict_in_period(Experiment& x);
 
 // The recordings of one case of one experiment, made one repetition at a time.
@@ -56,6 +78,8 @@ class CaseRuns {
   bool done() const;
   // Records the next repetition (exits 130 on Ctrl-C).
   void record_next();
+  // The trace of the repetition just recorded; empty when it failed.
+  std::string last_trace() const { return row_.ok() && !reps_.empty() ? reps_.back().trace : std::string(); }
   // The row: the repetition with the median actual time, every repetition's time and trace.
   model::ValidationRow finish();
 
@@ -78,9 +102,5 @@ class CaseRuns {
   std::string program_;  // the case's program, as found (validate_suite.hpp, program_path)
   std::vector<Repetition> reps_;
 };
-
-// All repetitions of a case, in a row.
-model::ValidationRow run_case(const ValidateOptions& o, const Experiment& x, const Planned& p, int cores,
-                              const std::string& calibration_error);
 
 }  // namespace mstep::cli
