@@ -101,8 +101,11 @@ std::string calibrate(const ValidateOptions& o, Experiment& x) {
 // calibrates, is followed at once by a quick calibration, made while the machine is most likely
 // still in that period (they last a minute or so here), which then predicts the runs of its period
 // (repredict_in_period). A failed one is said, and the runs go on.
-void calibrate_in_period(const ValidateOptions& o, Experiment& x, const std::string& trace) {
-  if (!x.calibrates || x.during.size() >= kMaxPeriodCalibrations || trace.empty()) return;
+// Runs of more ranks than cores probe their busy-polling, not the machine's period: they are not
+// looked at.
+void calibrate_in_period(const ValidateOptions& o, Experiment& x, const CaseRuns& runs) {
+  const std::string trace = runs.last_trace();
+  if (!x.calibrates || x.during.size() >= kMaxPeriodCalibrations || trace.empty() || runs.oversubscribed()) return;
   const std::optional<double> run_s = out_of_every_period(x, trace);
   if (!run_s) return;
   const std::string name =
@@ -117,16 +120,18 @@ void calibrate_in_period(const ValidateOptions& o, Experiment& x, const std::str
     return;
   }
   x.during.push_back({std::move(params), file.string()});
-  // A calibration that does not find the run's period will not the next time either (a run slowed
-  // by something a calibration does not meet): calibrating after every run would double the time.
+  // A calibration that does not find the run's period (a quick one's noise, the period gone, or a
+  // run slowed by something a calibration does not meet) is kept; after kMaxPeriodMisses of them
+  // there are no more: calibrating after every run would double the time.
   if (const std::optional<double> still = out_of_every_period(x, trace)) {
     const auto& meta = x.during.back().params.meta;
-    std::fprintf(stderr,
-                 "mstep: validate: warning: the calibration in that period did not find it (8-byte half round trip %s "
-                 "against the run's %.3f us): no more calibrations during these runs\n",
+    const bool last = ++x.during_missed >= kMaxPeriodMisses;
+    std::fprintf(stderr, "mstep: validate: warning: the calibration in that period did not find it (8-byte half round "
+                 "trip %s against the run's %.3f us)%s\n",
                  meta.half_rtt_8B > 0 ? fmt::format("{:.3f} us", meta.half_rtt_8B * 1e6).c_str() : "not measured",
-                 *still * 1e6);
-    x.calibrates = false;
+                 *still * 1e6,
+                 last ? fmt::format(": {} such, no more calibrations during these runs", kMaxPeriodMisses).c_str() : "");
+    if (last) x.calibrates = false;
   }
 }
 
@@ -136,7 +141,7 @@ ValidationRow record_case(const ValidateOptions& o, Experiment& x, const Planned
   CaseRuns runs(o, x, p, cores, calibration_error);
   while (!runs.done()) {
     runs.record_next();
-    calibrate_in_period(o, x, runs.last_trace());
+    calibrate_in_period(o, x, runs);
   }
   return runs.finish();
 }
@@ -263,9 +268,9 @@ void run_validate(const ValidateOptions& o) {
       CaseRuns here(o, x, p, cores, calibration_error[i]), there(o, t, t.runs[next_tcp], cores, calibration_error[tcp]);
       while (!here.done() || !there.done()) {
         here.record_next();
-        calibrate_in_period(o, x, here.last_trace());
+        calibrate_in_period(o, x, here);
         there.record_next();
-        calibrate_in_period(o, t, there.last_trace());
+        calibrate_in_period(o, t, there);
       }
       x.rows.push_back(here.finish());
       t.rows.push_back(there.finish());

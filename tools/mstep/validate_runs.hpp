@@ -50,6 +50,7 @@ struct Experiment {
     std::string file;
   };
   std::vector<Calibration> during;
+  int during_missed = 0;  // of those, the ones that did not find the period of the run before them
 
   // Every calibration in the order choose_by_period prefers them: the first, those made during the
   // runs, the one after; and each one's file.
@@ -57,6 +58,7 @@ struct Experiment {
   std::string file_of(std::size_t calibration) const;
 };
 inline constexpr std::size_t kMaxPeriodCalibrations = 8;
+inline constexpr int kMaxPeriodMisses = 2;  // then no more: the runs' state is not one a calibration meets
 
 // The 8-byte half round trip of the run of `trace` when it came out of the period of every
 // calibration of the experiment (model::choose_by_period); nullopt when one holds it, or the run
@@ -80,6 +82,8 @@ class CaseRuns {
   void record_next();
   // The trace of the repetition just recorded; empty when it failed.
   std::string last_trace() const { return row_.ok() && !reps_.empty() ? reps_.back().trace : std::string(); }
+  // More ranks than cores: the runs busy-poll each other off the CPU and do not time.
+  bool oversubscribed() const { return row_.oversubscribed; }
   // The row: the repetition with the median actual time, every repetition's time and trace.
   model::ValidationRow finish();
 
