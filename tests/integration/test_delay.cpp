@@ -2,6 +2,8 @@
 // was asked for. Program: delay.c (five phases of 8-byte messages, rank 0 prints each phase's
 // time). Lower bounds are exact by construction (the wrappers wait at least that long); the
 // upper bound on L allows for this machine's noise (an MPI run sharing 2 cores with others).
+#include <algorithm>
+
 #include "harness.hpp"
 
 using namespace mstep_it;
@@ -368,6 +370,47 @@ TEST_CASE("mstep sensitivity killed outright (SIGKILL): the run it was recording
            "--", kMpiexec, "-n", "2", "/bin/sleep", "7931"},
           {}, dir);
   check_job_ends_with(s, "^/bin/sleep 7931", dir);
+}
+
+TEST_CASE("mstep sensitivity takes several parameter files and uses the one of the baseline's period", "[report]") {
+  const fs::path dir = test_dir();
+  // Two calibrations of this network: one of a machine 1000 times slower (8-byte half round trip 1
+  // ms), one of this machine's (0.3 us): whatever period the baseline runs in, the second is the
+  // nearer (model::choose_by_period), given second or from a directory.
+  const std::string body = R"("L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10,
+    "s": 8256, "S": 8256, "mpm": {"g": 1e-10, "L": 1e-6},
+    "linear": {"boundary": 8256, "below": {"T0": 6e-7, "B": 1e10}, "above": {"T0": 2e-6, "B": 1e10}})";
+  fs::create_directories(dir / "cals");
+  std::ofstream(dir / "cals" / "a-slow.json") << "{" << body << R"(, "meta": {"half_rtt_8B": 1e-3}})";
+  std::ofstream(dir / "cals" / "b-here.json") << "{" << body << R"(, "meta": {"half_rtt_8B": 3e-7}})";
+  for (const bool as_dir : {false, true}) {
+    INFO(as_dir);
+    std::vector<std::string> argv{kMstep, "sensitivity", "-f", "-o", (dir / "sens").string()};
+    if (as_dir) {
+      argv.insert(argv.end(), {"--params", (dir / "cals").string()});
+    } else {
+      argv.insert(argv.end(), {"--params", (dir / "cals" / "a-slow.json").string(), "--params",
+                               (dir / "cals" / "b-here.json").string()});
+    }
+    argv.insert(argv.end(), {"--sweep", "L=0,5us", "--format", "json", "--", kMpiexec, "-n", "2", prog("delay"), "5"});
+    const Result r = run(argv);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const json j = parse_json(r.out);
+    CHECK(j.at("params") == (dir / "cals" / "b-here.json").string());
+    REQUIRE(j.at("params_choice").is_string());
+    CHECK(j.at("params_choice").get<std::string>().rfind("of 2 given, ", 0) == 0);
+    CHECK(j.at("params_choice").get<std::string>().find("a-slow.json 1000.000 us") != std::string::npos);
+  }
+  // A bad file among them is refused before anything runs.
+  std::ofstream(dir / "cals" / "c-bad.json") << "{";
+  const Result bad = run({kMstep, "sensitivity", "-f", "-o", (dir / "sens2").string(), "--params",
+                          (dir / "cals").string(), "--sweep", "L=0", "--", kMpiexec, "-n", "2", prog("delay"), "5"});
+  CHECK(bad.code == 1);
+  CHECK(bad.err.rfind("mstep: ", 0) == 0);
+  CHECK(bad.err.find("c-bad.json") != std::string::npos);
+  CHECK(std::count(bad.err.begin(), bad.err.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(dir / "sens2" / "baseline-1"));
 }
 
 TEST_CASE("mstep sensitivity refuses a bad sweep and a missing parameter file in one line") {

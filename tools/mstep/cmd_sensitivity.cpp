@@ -35,7 +35,7 @@ namespace {
 struct SensitivityOptions {
   std::string dir = "mstep-sensitivity";
   std::string sweep;
-  std::string params;
+  std::vector<std::string> params;
   std::string format = "text";
   int repeat = 1;
   bool force = false;
@@ -162,15 +162,11 @@ void run_sensitivity(const SensitivityOptions& o) {
   } catch (const model::WhatIfError& e) {
     fail(2, e.what());
   }
-  const std::string params_file = find_params(o.params, o.dir + "/baseline-1");
-  if (params_file.empty())
+  // Every file given is read and checked before anything runs; the one of the baseline's period is
+  // chosen once it is recorded (choose_params, as report and whatif choose).
+  const std::vector<ParamsFile> given = read_params_given(o.params, o.dir + "/baseline-1");
+  if (given.empty())
     fail(1, "sensitivity needs calibrated parameters: run `mstep calibrate -o params.json` and pass --params params.json");
-  model::CalibrationParams params;
-  try {
-    params = model::read_params(params_file);
-  } catch (const model::ParamsError& e) {
-    fail(1, e.what());
-  }
   std::error_code ec;
   if (fs::exists(fs::path(o.dir) / "baseline-1", ec) && !o.force)
     fail(2, fmt::format("{} already holds a sensitivity run (use -f to replace it)", o.dir));
@@ -179,10 +175,13 @@ void run_sensitivity(const SensitivityOptions& o) {
 
   const std::string_view name = model::sweep_name(sweep.param);
   const std::string variable(model::delay_variable(sweep.param));
+  // The apparatus needs S and the native network before the first run: the first file's (files of
+  // one network, calibrated in different periods, share S).
   RunSettings run;
-  run.rndv_bytes = params.loggps && params.loggps->S < model::kInfiniteBytes ? params.loggps->S : 0;
+  const model::CalibrationParams& first = given.front().params;
+  run.rndv_bytes = first.loggps && first.loggps->S < model::kInfiniteBytes ? first.loggps->S : 0;
   std::error_code abs_ec;
-  if (params.loggps) run.native_file = fs::absolute(params_file, abs_ec).string();
+  if (first.loggps) run.native_file = fs::absolute(given.front().file, abs_ec).string();
   run.substitutes = substitutes_to_set(o);
   const auto& substitutes = run.substitutes;
   // Rounds alternate, so that a slow period of the machine hits every point alike.
@@ -198,6 +197,11 @@ void run_sensitivity(const SensitivityOptions& o) {
   }
   const Measured base = measure(base_runs);
   const TraceDir base_trace = load_trace_dir(base.median_trace.string(), std::nullopt, {}, false, /*with_steps=*/false);
+  const ChosenParams chosen = choose_params(given, base_trace);
+  const model::CalibrationParams& params = given[chosen.index].params;
+  const std::string& params_file = given[chosen.index].file;
+  warn_if_other_network(params, params_file, base_trace);
+  warn_if_other_speed(params, base_trace);
   std::vector<model::SensitivityPoint> points;
   std::vector<std::string> notes;
   for (std::size_t i = 0; i < sweep.values.size(); ++i) {
@@ -248,6 +252,7 @@ void run_sensitivity(const SensitivityOptions& o) {
     j["parameter"] = std::string(name);
     j["variable"] = variable;
     j["params"] = params_file;
+    j["params_choice"] = chosen.choice.empty() ? nlohmann::json(nullptr) : nlohmann::json(chosen.choice);
     j["repeat"] = o.repeat;
     j["baseline_s"] = base.actual_s;
     j["baseline_trace"] = base.median_trace.string();
@@ -278,7 +283,7 @@ void run_sensitivity(const SensitivityOptions& o) {
     fmt::print("mstep sensitivity: {} added by the delay apparatus ({}), {} run(s) a point, medians (low)\n", name,
                variable, o.repeat);
     fmt::print("baseline: {:.6f} s without delay ({}); parameters {}\n", base.actual_s, base.median_trace.string(),
-               params_file);
+               chosen.choice.empty() ? params_file : params_file + " (" + chosen.choice + ")");
     if (!substituted.empty())
       fmt::print("collectives: libmstep's over point-to-point in every run, so that the apparatus delays them ({}; "
                  "--mpich-collectives keeps MPICH's own)\n",
@@ -324,7 +329,7 @@ void add_sensitivity(CLI::App& app) {
   cmd->add_option("--sweep", o->sweep, "PARAM=V1,V2,...: L, o or g with time units (L=0,5us,10us), G per byte (G=0,1ns/B)")
       ->required();
   cmd->add_option("-o,--output", o->dir, "Directory for the runs' traces (default mstep-sensitivity)");
-  cmd->add_option("--params", o->params, "Parameter file of mstep calibrate (default: $MSTEP_PARAMS, ~/.config/mstep/params.json)");
+  add_params_option(*cmd, o->params, "Parameter file of mstep calibrate, chosen by the baseline's period");
   cmd->add_option("--repeat", o->repeat, "Runs of every point (alternating rounds; the median is kept, of an even number the faster middle one)")
       ->check(CLI::Range(1, 100));
   cmd->add_option("--format", o->format, "Output format: text, json or csv")->check(CLI::IsMember({"text", "json", "csv"}));
