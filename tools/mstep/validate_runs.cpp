@@ -51,6 +51,7 @@ void CaseRuns::fail_row(std::string why) {
 }
 
 void CaseRuns::record_next() {
+  just_recorded_ = false;
   if (done()) return;
   const int i = static_cast<int>(reps_.size()) + 1;
   const fs::path traces = fs::path(o_.dir) / "traces" / x_.label, logs = fs::path(o_.dir) / "logs" / x_.label;
@@ -99,6 +100,7 @@ void CaseRuns::record_next() {
   row_.repetitions_s.push_back(rep.actual_s);
   row_.repetition_traces.push_back(rep.trace);
   reps_.push_back(std::move(rep));
+  just_recorded_ = true;
 }
 
 model::ValidationRow CaseRuns::finish() {

@@ -80,8 +80,9 @@ class CaseRuns {
   bool done() const;
   // Records the next repetition (exits 130 on Ctrl-C).
   void record_next();
-  // The trace of the repetition just recorded; empty when it failed.
-  std::string last_trace() const { return row_.ok() && !reps_.empty() ? reps_.back().trace : std::string(); }
+  // The trace the last record_next recorded; empty when it recorded none (it failed, or every
+  // repetition was done already: a case alternating with another transport is asked on).
+  std::string last_trace() const { return just_recorded_ ? reps_.back().trace : std::string(); }
   // More ranks than cores: the runs busy-poll each other off the CPU and do not time.
   bool oversubscribed() const { return row_.oversubscribed; }
   // The row: the repetition with the median actual time, every repetition's time and trace.
@@ -105,6 +106,7 @@ class CaseRuns {
   std::string what_;  // "ring 1k at 2 ranks [tcp]", for messages
   std::string program_;  // the case's program, as found (validate_suite.hpp, program_path)
   std::vector<Repetition> reps_;
+  bool just_recorded_ = false;  // the last record_next added reps_.back()
 };
 
 }  // namespace mstep::cli
