@@ -57,8 +57,8 @@ json during_json(const Experiment& x) {
 TransportRuns transport_runs(const char* name, const Experiment& x) {
   TransportRuns t{name, x.rows, {}, {}};
   if (x.params_file.empty()) return t;
-  for (std::size_t i = 0; i < x.calibrations().size(); ++i) t.files.push_back(x.file_of(i));
   t.calibrations = x.calibrations();
+  for (std::size_t i = 0; i < t.calibrations.size(); ++i) t.files.push_back(x.file_of(i));
   return t;
 }
 
