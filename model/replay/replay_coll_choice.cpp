@@ -1,6 +1,7 @@
 // Which algorithm a collective runs: MPICH 4.0.2's selection, or libmstep's substitute that
 // meta.json says ran; its rounds, sizes and name (model/replay/replay_collectives.hpp). The
-// members' programs are in replay_collectives.cpp.
+// members' programs are in replay_collectives.cpp, the substitutes by name in
+// replay_coll_substitutes.cpp.
 #include <array>
 #include <map>
 #include <mutex>
@@ -110,80 +111,6 @@ std::optional<LogGPSParams> recorded_loggps(const std::string& text) {
 }
 
 }  // namespace
-
-CollectiveSubstitutes substitutes_from_names(std::string_view barrier, std::string_view bcast,
-                                             std::string_view allreduce, std::string_view alltoall,
-                                             std::string_view gather, std::string_view scatter,
-                                             std::string_view allgather, std::string_view reduce,
-                                             std::string_view reduce_scatter, std::string_view scan) {
-  CollectiveSubstitutes s;
-  s.scan = parse_rooted_name(scan) == RootedAlgo::Pt2pt;
-  if (const auto r = parse_reduce_scatter_name(reduce_scatter)) {
-    switch (*r) {
-      case ReduceScatterAlgo::RecursiveHalving: s.reduce_scatter = CollAlgo::ReduceScatterRecHalving; break;
-      case ReduceScatterAlgo::Pairwise: s.reduce_scatter = CollAlgo::ReduceScatterPairwise; break;
-      case ReduceScatterAlgo::Pt2pt:
-        s.reduce_scatter = CollAlgo::ReduceScatterRecHalving, s.reduce_scatter_as_mpich = true;
-        break;
-      case ReduceScatterAlgo::Mpi: break;
-    }
-  }
-  if (const auto r = parse_reduce_name(reduce)) {
-    switch (*r) {
-      case ReduceAlgo::Binomial: s.reduce = CollAlgo::ReduceBinomial; break;
-      case ReduceAlgo::ReduceScatterGather: s.reduce = CollAlgo::ReduceScatterGather; break;
-      case ReduceAlgo::Pt2pt: s.reduce = CollAlgo::ReduceBinomial, s.reduce_as_mpich = true; break;
-      case ReduceAlgo::Mpi: break;
-    }
-  }
-  if (const auto a = parse_allgather_name(allgather)) {
-    switch (*a) {
-      case AllgatherAlgo::RecursiveDoubling: s.allgather = CollAlgo::AllgatherRecDbl; break;
-      case AllgatherAlgo::Bruck: s.allgather = CollAlgo::AllgatherBruck; break;
-      case AllgatherAlgo::Ring: s.allgather = CollAlgo::AllgatherRing; break;
-      case AllgatherAlgo::Pt2pt: s.allgather = CollAlgo::AllgatherRing, s.allgather_as_mpich = true; break;
-      case AllgatherAlgo::Mpi: break;
-    }
-  }
-  s.gather = parse_rooted_name(gather) == RootedAlgo::Pt2pt;
-  s.scatter = parse_rooted_name(scatter) == RootedAlgo::Pt2pt;
-  if (const auto t = parse_alltoall_name(alltoall)) {
-    switch (*t) {
-      case AlltoallAlgo::Bruck: s.alltoall = CollAlgo::AlltoallBruck; break;
-      case AlltoallAlgo::Scattered: s.alltoall = CollAlgo::AlltoallScattered; break;
-      case AlltoallAlgo::Pairwise: s.alltoall = CollAlgo::AlltoallPairwise; break;
-      case AlltoallAlgo::Pt2pt: s.alltoall = CollAlgo::AlltoallScattered, s.alltoall_as_mpich = true; break;
-      case AlltoallAlgo::Mpi: break;
-    }
-  }
-  if (const auto a = parse_allreduce_name(allreduce)) {
-    switch (*a) {
-      case AllreduceAlgo::RecursiveDoubling: s.allreduce = CollAlgo::AllreduceRecDbl; break;
-      case AllreduceAlgo::ReduceScatterAllgather: s.allreduce = CollAlgo::AllreduceRabenseifner; break;
-      case AllreduceAlgo::Pt2pt: s.allreduce = CollAlgo::AllreduceRecDbl, s.allreduce_as_mpich = true; break;
-      case AllreduceAlgo::Mpi: break;
-    }
-  }
-  if (const auto b = parse_barrier_name(barrier)) {
-    switch (b->algo) {
-      case BarrierAlgo::Central: s.barrier = CollAlgo::BarrierCentral; break;
-      case BarrierAlgo::Dissemination: s.barrier = CollAlgo::BarrierDissemination; break;
-      case BarrierAlgo::Tree: s.barrier = CollAlgo::BarrierCombiningTree, s.arity = static_cast<std::uint32_t>(b->arity); break;
-      case BarrierAlgo::Mpi:
-      case BarrierAlgo::Auto: break;  // auto needs its parameters: substitutes_of
-    }
-  }
-  if (const auto c = parse_bcast_name(bcast)) {
-    switch (*c) {
-      case BcastAlgo::Flat: s.bcast = CollAlgo::BcastFlat; break;
-      case BcastAlgo::Binomial: s.bcast = CollAlgo::BcastBinomial; break;
-      case BcastAlgo::Esssp:
-      case BcastAlgo::Auto: s.bcast_recorded = true; break;
-      case BcastAlgo::Mpi: break;
-    }
-  }
-  return s;
-}
 
 CollectiveSubstitutes substitutes_of(const RunMeta& meta) {
   CollectiveSubstitutes s = substitutes_from_names(meta.barrier_substitute, meta.bcast_substitute, meta.allreduce_substitute,
