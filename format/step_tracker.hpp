@@ -7,7 +7,9 @@
 // - A rank starts in step 1 at start_ticks.
 // - Per call (records without kContinuation; continuation records share the call's times):
 //   MPI time += t_exit - t_enter, computation += t_enter - the previous call's t_exit. ToolFlush
-//   time is neither (the gap before it is computation); it still moves "previous exit" on.
+//   time is neither (the gap before it is computation); it still moves "previous exit" on. The
+//   time of one-sided and MPI-IO calls (is_unmodelled) is computation: no model has a term for it,
+//   so BSPWB and MPM keep it as the step's work, as the LogGPS replay keeps their recorded duration.
 // - Send side: the start of Send/Isend records, of Sendrecv's send record (no kRecvHalf), and of
 //   collectives that send. Receive side: the completion of Recv records, of Wait/Test records
 //   flagged kRecvHalf, of Sendrecv's kRecvHalf record, and of collectives that receive.
@@ -118,7 +120,10 @@ class StepTracker {
       case StepSide::Send: send_side(e.send_bytes); break;
       case StepSide::Receive: receive(e.peer, e.recv_bytes, e.t_exit); break;
       case StepSide::Collective: collective(e, role, comm_members, comm_inter); break;
-      case StepSide::None: break;
+      case StepSide::None:
+        // Checked here, off the path of the messages and collectives that make most records.
+        if (is_unmodelled(e.op) && !e.continuation()) [[unlikely]] count_as_computation(e);
+        break;
     }
   }
   // Whether feed reads a record's communicator members (a collective's): others may be fed
@@ -162,14 +167,21 @@ class StepTracker {
     }
   };
 
+  static std::uint64_t duration(const Event& e) { return e.t_exit > e.t_enter ? e.t_exit - e.t_enter : 0; }
   void account(const Event& e, bool tool) {
     // Threads may interleave: never let a gap or a duration go negative.
     const std::uint64_t gap = e.t_enter > last_exit_ ? e.t_enter - last_exit_ : 0;
-    const std::uint64_t dur = e.t_exit > e.t_enter ? e.t_exit - e.t_enter : 0;
+    const std::uint64_t dur = duration(e);
     if (e.t_exit > last_exit_) last_exit_ = e.t_exit;
     const Usage u{gap, tool ? 0 : dur, tool ? 0u : 1u};
     step_.add(u);
     pending_.add(u);
+  }
+  // A one-sided or MPI-IO call, just accounted as MPI time: its duration is computation instead.
+  void count_as_computation(const Event& e) {
+    const std::uint64_t dur = duration(e);
+    step_.mpi -= dur, step_.compute += dur;
+    pending_.mpi -= dur, pending_.compute += dur;
   }
   void send_side(std::uint64_t bytes) {
     // A send after a receive of this step: the step ended with that receive (MODELS.md 1), and

@@ -113,6 +113,13 @@ inline Role event_role(const Event& e) {
   return (e.flags & kRecvHalf) ? Role::Irecv : Role::Isend;
 }
 
+// One-sided communication (MPI-3 RMA) and MPI-IO (ops.def codes 113-170): no model models them;
+// every model keeps them at their recorded duration, and the M-steps count them as computation.
+constexpr bool is_one_sided(Op op) { return op >= Op::Win_create && op <= Op::Win_test; }
+constexpr bool is_file_io(Op op) { return op >= Op::File_open && op <= Op::File_iwrite_at_all; }
+constexpr bool is_unmodelled(Op op) { return op >= Op::Win_create && op <= Op::File_iwrite_at_all; }
+
+
 // A nonblocking collective's blocking version (Iallreduce -> Allreduce); any other op itself.
 // The models charge a nonblocking collective as its blocking version at its start.
 Op blocking_collective(Op op);

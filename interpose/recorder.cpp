@@ -133,6 +133,44 @@ const CommInfo* Recorder::take_message(MPI_Message m) {
   return info;
 }
 
+void Recorder::add_window(MPI_Win w, const CommInfo& comm) {
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  windows_.insert(static_cast<int>(w), &comm);
+}
+
+const CommInfo* Recorder::window(MPI_Win w) {
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  const CommInfo* const* c = windows_.find(static_cast<int>(w));
+  return c ? *c : nullptr;
+}
+
+void Recorder::forget_window(MPI_Win w) {
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  windows_.erase(static_cast<int>(w));
+}
+
+void Recorder::add_file(MPI_File f, const CommInfo& comm) {
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  files_.insert(reinterpret_cast<std::uintptr_t>(f), &comm);
+}
+
+const CommInfo* Recorder::file(MPI_File f) {
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  const CommInfo* const* c = files_.find(reinterpret_cast<std::uintptr_t>(f));
+  return c ? *c : nullptr;
+}
+
+void Recorder::forget_file(MPI_File f) {
+  std::unique_lock lock(tables_mutex_, std::defer_lock);
+  if (multithreaded_) lock.lock();
+  files_.erase(reinterpret_cast<std::uintptr_t>(f));
+}
+
 void Recorder::free_request(MPI_Request r) {
   if (r == MPI_REQUEST_NULL) return;
   std::unique_lock lock(tables_mutex_, std::defer_lock);

@@ -114,6 +114,14 @@ class Recorder {
   // Matched probes: the communicator of a message handle, from its Mprobe/Improbe to its receive.
   void add_message(MPI_Message m, const CommInfo& comm);
   const CommInfo* take_message(MPI_Message m);
+  // RMA windows and MPI-IO files, from their creation to their free/close: the communicator they
+  // were made over (nullptr: one mstep did not see made).
+  void add_window(MPI_Win w, const CommInfo& comm);
+  const CommInfo* window(MPI_Win w);
+  void forget_window(MPI_Win w);
+  void add_file(MPI_File f, const CommInfo& comm);
+  const CommInfo* file(MPI_File f);
+  void forget_file(MPI_File f);
 
   int rank() const { return rank_; }
   // Whether this rank runs on rank 0's host (the same processor name).
@@ -173,6 +181,8 @@ class Recorder {
   RequestTable requests_;
   FlatHandleMap<PersistentRequest> persistent_{0};
   FlatHandleMap<const CommInfo*> messages_{0};
+  FlatHandleMap<const CommInfo*> windows_{0};
+  FlatMap<std::uintptr_t, const CommInfo*> files_{0};  // MPICH's MPI_File is a pointer
   std::uint32_t next_request_ = 1;
   std::mutex tables_mutex_;
   std::mutex buffers_mutex_;          // the list of thread buffers

@@ -19,6 +19,19 @@ inline Event begin_event(Op op, void* ret) {
   return e;
 }
 
+// Times `call` (the PMPI call, returning its code) as one record of `op` from `caller`; `fill(e, rc)`
+// completes the record afterwards. For calls off the hot path: the wrappers of point-to-point and
+// collectives spell the same steps out.
+template <class Call, class Fill>
+int recorded(Op op, void* caller, Call call, Fill fill) {
+  Event e = begin_event(op, caller);
+  const int rc = call();
+  e.t_exit = now_ticks();
+  fill(e, rc);
+  g_recorder.record(e);
+  return rc;
+}
+
 // MPICH ABI: a builtin datatype's handle has kind 01 in its top two bits and its size in bits
 // 8-15, so the common case costs no call into MPI (every nanosecond in a wrapper shows).
 inline std::uint64_t type_size(MPI_Datatype type) {

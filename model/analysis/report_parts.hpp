@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "model/analysis/exact_sum.hpp"
 #include "model/analysis/report.hpp"
 #include "model/cost/bspwb.hpp"
@@ -14,6 +16,25 @@
 namespace mstep::model::detail {
 
 inline constexpr std::size_t kMaxUnmatchedShown = 10;
+
+// One-sided communication and MPI-IO: what the run spent in them, and that no model moves it.
+inline void note_unmodelled(Report& rep) {
+  std::string what;
+  for (const bool file : {false, true}) {
+    std::uint64_t calls = 0;
+    double seconds = 0;
+    for (std::size_t op = 0; op < kOpCount; ++op)
+      if (file ? is_file_io(static_cast<Op>(op)) : is_one_sided(static_cast<Op>(op)))
+        calls += rep.mpi[op].calls, seconds += rep.mpi[op].seconds;
+    if (!calls) continue;
+    if (!what.empty()) what += " and ";
+    what += fmt::format("{} {} call{} ({:.6f} s)", calls, file ? "MPI-IO" : "one-sided (RMA)", calls == 1 ? "" : "s", seconds);
+  }
+  if (!what.empty())
+    rep.notes.push_back("recorded, not modelled: " + what +
+                        ": every model keeps them at their recorded duration and the M-steps count them as "
+                        "computation, so a what-if on another network does not move them");
+}
 
 // Calls, bytes and measured time per MPI function, time in MPI and in the tool, record by record
 // in any order of ranks: the seconds are summed exactly (ExactSeconds) and written by finish().
@@ -35,6 +56,7 @@ class MeasuredTimes {
     for (std::size_t op = 0; op < kOpCount; ++op) rep.mpi[op].seconds = seconds_[op].value();
     rep.mpi_s = mpi_.value();
     rep.tool_s = tool_.value();
+    note_unmodelled(rep);
   }
 
  private:

@@ -112,6 +112,36 @@ TEST_CASE("FFT exchange: Send then Recv with i XOR 2^(s-1)", "[step_tracker]") {
   }
 }
 
+TEST_CASE("One-sided and MPI-IO calls count as computation, not MPI, and move no step", "[step_tracker]") {
+  const auto steps = run(0,
+                         {ev(Op::Init, 0, 10),
+                          ev(Op::Put, 30, 60, 1, 8),              // bytes of its origin buffer
+                          ev(Op::File_write_at, 70, 100, kNoPeer, 64),
+                          ev(Op::Send, 110, 120, 1, 1024),
+                          ev(Op::Recv, 120, 150, 1, 0, 1024),
+                          ev(Op::Win_fence, 160, 200),
+                          ev(Op::Send, 210, 220, 1, 1024),      // send after a receive: step 1 closes at 150
+                          ev(Op::Recv, 220, 260, 1, 0, 1024),
+                          ev(Op::Finalize, 300, 310)},
+                         310);
+  // Step 1 [0,150]: w = gaps 20 + 10 + 10 and the Put's 30 and the write's 30 = 100; MPI = Init 10
+  // + Send 10 + Recv 30 = 50; neither the Put's 8 B nor the file's 64 B is a message.
+  // Step 2 [150,260]: w = 10 + the fence's 40 + 10 = 60; MPI = 10 + 40 = 50.
+  // Step 3 [260,310]: the final computation 40 and Finalize 10.
+  REQUIRE(steps.size() == 3);
+  check(steps[0], {0, 150, 100, 50, 1024, 1024, 1, 1, pair(0, 1)});
+  check(steps[1], {150, 260, 60, 50, 1024, 1024, 1, 1, pair(0, 1)});
+  check(steps[2], {260, 310, 40, 10, 0, 0, 0, 0, {0}});
+  check_steps(steps);
+  CHECK(is_one_sided(Op::Put));
+  CHECK(is_one_sided(Op::Win_test));
+  CHECK_FALSE(is_one_sided(Op::File_open));
+  CHECK(is_file_io(Op::File_open));
+  CHECK(is_file_io(Op::File_iwrite_at_all));
+  CHECK_FALSE(is_unmodelled(Op::Exscan_init));
+  CHECK_FALSE(is_unmodelled(Op::Send));
+}
+
 TEST_CASE("FFT exchange with Sendrecv", "[step_tracker]") {
   for (std::int32_t i = 0; i < 4; ++i) {
     INFO("rank " << i);
