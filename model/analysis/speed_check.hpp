@@ -46,6 +46,13 @@ inline constexpr double kProbeSlowerAbove = 0.3;  // the default tolerance: 30% 
 std::optional<std::string> run_speed_difference(const ProbedLatency& run, const CalibrationParams& params,
                                                 double tolerance = kProbeSlowerAbove);
 
+// One sentence when the calibration's own 8-byte probes (ParamsMeta::probes_8B) differ by more than
+// `ratio` between its largest and smallest: its phases ran in different periods of the machine,
+// so its point-to-point parameters and its collectives describe different states; nullopt when
+// they agree or there are fewer than two.
+inline constexpr double kMixedPeriodsAbove = 1.6;  // periods here differ by 3-4 times; a median of 33, by 20% at most
+std::optional<std::string> mixed_periods(const ParamsMeta& meta, double ratio = kMixedPeriodsAbove);
+
 // Did the calibration's pair share a host? (Unknown: yes.)
 bool calibrated_on_one_host(const CalibrationParams& params);
 
@@ -72,7 +79,9 @@ PeriodMatch nearest_period(double run_s, std::span<const double> calibrated_s);
 // run_half_rtt, not above 1 + kProbeSlowerAbove of its half_rtt_8B nor below kProbeFasterBelow of
 // it: run_speed_difference's bounds, on the mean of the two probes, so that a run that changed
 // period between them is placed by both; two calibrations of one period differ by their noise, and
-// the order given is the user's preference), else the nearest (nearest_period). Each file is compared with the ranks on
+// the order given is the user's preference; one whose own probes say its phases ran in different
+// periods, mixed_periods, only when no other is in the run's period), else the nearest
+// (nearest_period). Each file is compared with the ranks on
 // its own kind of host, as run_speed_difference compares them.
 PeriodMatch choose_by_period(const TraceDir& trace, std::span<const CalibrationParams* const> candidates);
 

@@ -237,6 +237,13 @@ void read_meta(const Reader& r, const json& j, ParamsMeta& m) {
   if (const json* v = r.find(j, "duration_s")) m.duration_s = r.number(*v, "meta.duration_s", false);
   if (const json* v = r.find(j, "half_rtt_8B")) m.half_rtt_8B = r.number(*v, "meta.half_rtt_8B", false);
   if (const json* v = r.find(j, "S_fit")) m.S_fit = r.bytes(*v, "meta.S_fit", true);
+  if (const json* v = r.find(j, "probes_8B"))
+    for (std::size_t i = 0; i < r.array(*v, "meta.probes_8B").size(); ++i) {
+      const std::string where = fmt::format("meta.probes_8B[{}]", i);
+      const json& probe = r.object((*v)[i], where);
+      m.probes_8B.emplace_back(r.text(r.need(probe, where, "at"), where + ".at"),
+                               r.number(r.need(probe, where, "half_rtt"), where + ".half_rtt", false));
+    }
   if (const json* v = r.find(j, "residuals"))
     for (const auto& [k, x] : r.object(*v, "meta.residuals").items())
       m.residuals[k] = x.is_null() ? kInf : r.number(x, "meta.residuals." + k);

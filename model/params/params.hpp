@@ -103,6 +103,9 @@ struct ParamsMeta {
   std::string mode;       // full or quick
   double duration_s = 0;
   double half_rtt_8B = 0;  // half the measured 8-byte round trip, for comparison with L
+  // The same quickly probed (a median of 33) at the start and after each phase of the calibration,
+  // in order: {"start", s}, {"after point-to-point", s}, {"after collectives", s}.
+  std::vector<std::pair<std::string, double>> probes_8B;
   std::uint64_t S_fit = kInfiniteBytes;  // S as the half-round-trip curve suggests it
   std::map<std::string, double> residuals;           // relative RMS per fit
   std::map<std::string, std::string> environment;    // UCX_*, MPIR_CVAR_*, ... at the time

@@ -23,7 +23,8 @@ std::string allowed_range(std::string_view key) {
     return "seconds per byte, finite and >= 0";
   if (k == "s" || k == "S") return "bytes, a whole number >= 0 (null for infinite)";
   if (k == "T0") return "seconds, finite";
-  if (k == "L" || k == "o" || k == "g" || k == "H" || k == "send" || k == "recv") return "seconds, finite and >= 0";
+  if (k == "L" || k == "o" || k == "g" || k == "H" || k == "send" || k == "recv" || k == "half_rtt" || k == "half_rtt_8B")
+    return "seconds, finite and >= 0";
   return "a finite number >= 0";
 }
 

@@ -98,6 +98,7 @@ std::string params_to_json(const CalibrationParams& p) {
   str("mode", m.mode);
   if (m.duration_s > 0) mj["duration_s"] = num(m.duration_s);
   if (m.half_rtt_8B > 0) mj["half_rtt_8B"] = num(m.half_rtt_8B);
+  for (const auto& [at, half] : m.probes_8B) mj["probes_8B"].push_back({{"at", at}, {"half_rtt", num(half)}});
   if (p.loggps || m.S_fit != kInfiniteBytes) mj["S_fit"] = size(m.S_fit);
   if (!m.residuals.empty()) {
     ojson r = ojson::object();

@@ -40,6 +40,13 @@ TEST_CASE("mstep calibrate keeps whole parameters when only MPI_Finalize does no
   CHECK(show.out.find("  H   rendezvous handshake ") != std::string::npos);
   CHECK(show.out.find("rendezvous as calibrated: its bytes move once at Gl") != std::string::npos);
   CHECK(p.at("meta").at("notes").dump().find("rendezvous progress: a receiver's Wait for ") != std::string::npos);
+  // The machine's period probed at the start and after each phase, in order (model::mixed_periods).
+  const json& probes = p.at("meta").at("probes_8B");
+  REQUIRE(probes.size() == 3);
+  CHECK(probes[0].at("at") == "start");
+  CHECK(probes[1].at("at") == "after point-to-point");
+  CHECK(probes[2].at("at") == "after collectives");
+  for (const auto& x : probes) CHECK(x.at("half_rtt").get<double>() > 0);
   // Both exchanges with the other rank, MPI_Sendrecv and MPI_Irecv + MPI_Isend + MPI_Waitall, at the
   // same sizes around S.
   const json& c = p.at("collectives");

@@ -375,6 +375,7 @@ CalibrationParams sample_params() {
   p.meta.processes = 2;
   p.meta.pair = {0, 1};
   p.meta.S_fit = 16384;
+  p.meta.probes_8B = {{"start", 2.5e-7}, {"after point-to-point", 2.75e-7}, {"after collectives", 7.1e-7}};
   p.meta.residuals["half_rtt"] = 0.02;
   p.meta.environment["UCX_RNDV_THRESH"] = "1m";
   p.segments.push_back({"half_rtt", 1, 8192, 5e-7, 1e-10, 0.02, 20, 1});
@@ -422,6 +423,7 @@ TEST_CASE("Parameter file round trip", "[params]") {
   CHECK(q.broadcast->network.injection == p.broadcast->network.injection);
   CHECK(q.meta.environment.at("UCX_RNDV_THRESH") == "1m");
   CHECK(q.meta.S_fit == 16384);
+  CHECK(q.meta.probes_8B == p.meta.probes_8B);  // order kept
   CHECK(q.segments.size() == 1);
   CHECK(q.segments[0].to == 8192);
   REQUIRE(q.raw.size() == 2);
@@ -486,6 +488,10 @@ TEST_CASE("Parameter file errors name the file and the key", "[params]") {
         "p.json: key 'linear.below.B': 0 is out of range: expected bytes per second, > 0 (null for infinite)");
   CHECK(error_of(R"({"version": 7, "mpm": {"g": 1, "L": 1}})") ==
         "p.json: key 'version': format version 7 is newer than this mstep reads (1)");
+  CHECK(error_of(R"({"mpm": {"g": 1, "L": 1}, "meta": {"probes_8B": [{"half_rtt": 1e-7}]}})") ==
+        "p.json: key 'meta.probes_8B[0].at': missing");
+  CHECK(error_of(R"({"mpm": {"g": 1, "L": 1}, "meta": {"probes_8B": [{"at": "start", "half_rtt": -1}]}})") ==
+        "p.json: key 'meta.probes_8B[0].half_rtt': -1 is out of range: expected seconds, finite and >= 0");
   CHECK(error_of(R"({"mpm": {"g": 1, "L": 1}, "raw": {"bytes": [1, 2], "gap": [1]}})") ==
         "p.json: key 'raw.gap': expected 2 values (one per size), got 1");
 }

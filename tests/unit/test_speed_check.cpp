@@ -193,3 +193,32 @@ TEST_CASE("speed check: of several calibrations, the one of the run's period", "
   const CalibrationParams* local_first[] = {&across_fast, &local_slow};
   CHECK(choose_by_period(hosts, local_first).index == 1);  // 0.75 against 1.26
 }
+
+TEST_CASE("speed check: a calibration whose phases ran in different periods", "[validation]") {
+  ParamsMeta m;
+  CHECK_FALSE(mixed_periods(m));
+  m.probes_8B = {{"start", 0.266e-6}};
+  CHECK_FALSE(mixed_periods(m));  // one probe: nothing to compare
+  // 0.266, 0.311, 0.716 us (a quick calibration of 2026-11-29): 0.716 / 0.266 = 2.69 > 1.6.
+  m.probes_8B = {{"start", 0.266e-6}, {"after point-to-point", 0.311e-6}, {"after collectives", 0.716e-6}};
+  const auto said = mixed_periods(m);
+  REQUIRE(said);
+  CHECK(said->find("0.266 us start, 0.311 us after point-to-point, 0.716 us after collectives") != std::string::npos);
+  CHECK(said->find("2.7 times apart") != std::string::npos);
+  // Within one period: 0.236 to 0.296 us, 1.25 times.
+  m.probes_8B = {{"start", 0.236e-6}, {"after point-to-point", 0.296e-6}, {"after collectives", 0.27e-6}};
+  CHECK_FALSE(mixed_periods(m));
+  CHECK(mixed_periods(m, 1.2));  // the bound is the caller's
+
+  // Of two calibrations in the run's period, a mixed one is passed over for the other, even given
+  // first; alone in the period it is still chosen before the nearest of another period.
+  const auto run = run_with_round_trips({{1200, 1000}});  // halves 600 and 500 ns
+  CalibrationParams mixed = calibration(0.66e-6, 4.5e-6), clean = calibration(0.7e-6, 4.5e-6);
+  mixed.meta.probes_8B = {{"start", 0.66e-6}, {"after point-to-point", 0.65e-6}, {"after collectives", 0.2e-6}};
+  const CalibrationParams* mixed_first[] = {&mixed, &clean};
+  CHECK(choose_by_period(run, mixed_first).index == 1);
+  const CalibrationParams far = calibration(3e-6, 9e-6);
+  const CalibrationParams* mixed_and_far[] = {&far, &mixed};
+  CHECK(choose_by_period(run, mixed_and_far).index == 1);
+  CHECK(choose_by_period(run, mixed_and_far).in_period);
+}

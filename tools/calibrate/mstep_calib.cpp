@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "format/environment.hpp"
+#include "model/analysis/speed_check.hpp"
 #include "model/params/params.hpp"
 #include "model/replay/collective_charge.hpp"
 #include "tools/calibrate/collectives.hpp"
@@ -239,21 +240,28 @@ int run(int argc, char** argv) {
   model::CollectiveTable colls;
   ColdStartSamples cold, cold_small;
   double fresh_per_byte = 0;
+  std::vector<std::pair<std::string, double>> probes;
   {
     const Comm pair = Comm::split(MPI_COMM_WORLD, in_pair ? 0 : -1, rank == 0 ? 0 : 1);
     if (rank == 0 && o.progress)
       std::fprintf(stderr, "mstep_calib: %d ranks on %s; point-to-point between ranks 0 and %d, %zu sizes, 1 B..%llu B\n",
                    size, hosts[0].c_str(), partner, po.sizes.size(), static_cast<unsigned long long>(o.max_size));
-    // First, while the pair's channel is fresh: the cold start.
+    // First, while the pair's channel is fresh: the cold start (the probe comes after it).
     enter_phase(o, rank, "cold start");
     if (pair) {
       cold_small = measure_cold_start(pair, sb.data(), rb.data(), kColdSmallBytes, 128);
       cold = measure_cold_start(pair, sb.data(), rb.data(), kColdStartBytes, o.quick ? 256 : 512);
     }
+    // The machine's period at each end of the phases (model::mixed_periods).
+    auto probe = [&](const char* at) {
+      if (pair) probes.emplace_back(at, probe_half_rtt_8B(pair));
+    };
+    probe("start");
     enter_phase(o, rank, "point-to-point");
     if (pair) pt = measure_pt2pt(pair, sb, rb, po);
     enter_phase(o, rank, "fresh buffers");
     if (pair) fresh_per_byte = measure_fresh_per_byte(pair, {1u << 20, 4u << 20}, o.quick ? 3 : 5);
+    probe("after point-to-point");
     enter_phase(o, rank, "collectives");
     if (pair) {
       CollectiveOptions co;
@@ -265,6 +273,7 @@ int run(int argc, char** argv) {
       co.sizes = sizes_around(S);
       colls = measure_collectives(pair, sb, rb, co);
     }
+    probe("after collectives");
     sleepy_barrier(MPI_COMM_WORLD);
   }
   enter_phase(o, rank, "patterns");
@@ -306,6 +315,8 @@ int run(int argc, char** argv) {
     m.pair = {0, partner};
     m.mode = o.quick ? "quick" : "full";
     m.half_rtt_8B = pt.half_rtt_8B;
+    m.probes_8B = probes;
+    if (auto mixed = model::mixed_periods(m)) p.warnings.push_back(std::move(*mixed));
     m.environment = mstep::mpi_environment();
     m.notes.push_back(pinning);
     if (oversubscribed)
