@@ -40,6 +40,7 @@ Op blocking_collective(Op op) {
     case Op::Iallgatherv: return Op::Allgatherv;
     case Op::Ialltoall: return Op::Alltoall;
     case Op::Ialltoallv: return Op::Alltoallv;
+    case Op::Ialltoallw: return Op::Alltoallw;
     case Op::Ireduce_scatter: return Op::Reduce_scatter;
     case Op::Ireduce_scatter_block: return Op::Reduce_scatter_block;
     case Op::Iscan: return Op::Scan;

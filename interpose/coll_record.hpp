@@ -104,6 +104,19 @@ inline void bytes_alltoallv(Coll& k, const void* sendbuf, const int* sendcounts,
   k.e.send_bytes = sendbuf == MPI_IN_PLACE ? k.e.recv_bytes : bytes_to_others(sendcounts, k.n, k.me, sendtype);
 }
 
+// MPI_Alltoallw: each block its own count and datatype.
+inline void bytes_alltoallw(Coll& k, const void* sendbuf, const int* sendcounts, const MPI_Datatype* sendtypes,
+                            const int* recvcounts, const MPI_Datatype* recvtypes) {
+  auto to_others = [&](const int* counts, const MPI_Datatype* types) {
+    std::uint64_t total = 0;
+    for (int i = 0; i < k.n; ++i)
+      if (i != k.me) total += bytes_of(counts[i], types[i]);
+    return total;
+  };
+  k.e.recv_bytes = to_others(recvcounts, recvtypes);
+  k.e.send_bytes = sendbuf == MPI_IN_PLACE ? k.e.recv_bytes : to_others(sendcounts, sendtypes);
+}
+
 inline void bytes_reduce_scatter(Coll& k, const int* recvcounts, MPI_Datatype type) {
   k.e.send_bytes = bytes_to_others(recvcounts, k.n, k.me, type);
   k.e.recv_bytes = bytes_of(k.me < k.n ? recvcounts[k.me] : 0, type) * others(k.n);

@@ -152,6 +152,20 @@ extern "C" int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const 
   return rc;
 }
 
+// libmstep has no substitute for it: MPICH's own, always.
+extern "C" int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                             const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  if (!g_recorder.active())
+    return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+  Event e = begin_event(Op::Alltoallw, MSTEP_CALLER);
+  const int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+  Coll k = finish_coll(e, comm);
+  bytes_alltoallw(k, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
+  g_recorder.record(k.e);
+  return rc;
+}
+
 extern "C" int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                                   MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   if (!g_recorder.active()) return g_substitutes.reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);

@@ -142,6 +142,20 @@ extern "C" int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const
   return rc;
 }
 
+extern "C" int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request) {
+  if (!g_recorder.active())
+    return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                           request);
+  Event e = begin_event(Op::Ialltoallw, MSTEP_CALLER);
+  const int rc =
+      PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+  record_icoll(e, comm, rc, request,
+               [&](Coll& k) { bytes_alltoallw(k, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes); });
+  return rc;
+}
+
 extern "C" int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type,
                                    MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   if (!g_recorder.active()) return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm, request);

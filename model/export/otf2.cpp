@@ -70,6 +70,7 @@ OTF2_CollectiveOp collective_op(Op op) {
     case Op::Allgatherv: return OTF2_COLLECTIVE_OP_ALLGATHERV;
     case Op::Alltoall: return OTF2_COLLECTIVE_OP_ALLTOALL;
     case Op::Alltoallv: return OTF2_COLLECTIVE_OP_ALLTOALLV;
+    case Op::Alltoallw: return OTF2_COLLECTIVE_OP_ALLTOALLW;
     case Op::Allreduce: return OTF2_COLLECTIVE_OP_ALLREDUCE;
     case Op::Reduce: return OTF2_COLLECTIVE_OP_REDUCE;
     case Op::Reduce_scatter: return OTF2_COLLECTIVE_OP_REDUCE_SCATTER;

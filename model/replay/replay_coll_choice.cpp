@@ -36,7 +36,8 @@ std::uint64_t collective_block_bytes(const Event& e, std::uint32_t n) {
     case Op::Gatherv: return root ? e.recv_bytes / others : e.send_bytes;
     case Op::Allreduce:
     case Op::Alltoall:
-    case Op::Alltoallv: return e.send_bytes / others;
+    case Op::Alltoallv:
+    case Op::Alltoallw: return e.send_bytes / others;
     case Op::Allgather:
     case Op::Allgatherv:
     case Op::Reduce_scatter:
@@ -253,6 +254,7 @@ CollShape choose_collective(Op op, std::uint32_t n, std::uint32_t root, std::uin
       }
       break;
     case Op::Alltoallv:
+    case Op::Alltoallw:  // MPICH 4.0.2: MPIR_Alltoallw_intra_scattered too (never a substitute)
       s.algo = CollAlgo::AlltoallScattered;
       s.substitute = op == Op::Alltoallv && subs.alltoall != CollAlgo::Unsupported;  // libmstep's, the same algorithm
       break;

@@ -14,6 +14,7 @@
  *     Igatherv(1 int), Iscatterv(2 int), Iallgatherv(1 int), Ialltoallv(1 int), Ireduce_scatter(1 int),
  *     Iexscan(1 int), Waitall(6).
  *   E cancel: Irecv(1 int, tag 50: never sent), Cancel, Wait (the status says cancelled).
+ *   F Alltoallw, then Ialltoallw and Wait: to rank 0 3 MPI_SHORT (6 B), to rank 1 2 MPI_INT (8 B).
  * Each rank prints one line "rank R improbe=IP test=IT".
  */
 #include <mpi.h>
@@ -136,6 +137,34 @@ int main(int argc, char** argv) {
   int was_cancelled = 0;
   MPI_Test_cancelled(&st, &was_cancelled);
   CHECK(was_cancelled);
+
+  /* F: Alltoallw, blocking and nonblocking: the block to rank 0 is 3 MPI_SHORT, to rank 1 2 MPI_INT
+   * (displacements in bytes, 16 a peer) */
+  char aw_out[32], aw_in[32];
+  const int aw_counts[2] = {3, 2}, aw_displs[2] = {0, 16}, my_counts[2] = {aw_counts[me], aw_counts[me]};
+  const MPI_Datatype aw_types[2] = {MPI_SHORT, MPI_INT}, my_types[2] = {aw_types[me], aw_types[me]};
+  for (int pass = 0; pass < 2; ++pass) {
+    memset(aw_in, 0, sizeof aw_in);
+    short to0[3] = {(short)(100 + me), (short)(200 + me), (short)(300 + pass)};
+    int to1[2] = {1000 + me, 2000 + pass};
+    memcpy(aw_out, to0, sizeof to0);
+    memcpy(aw_out + 16, to1, sizeof to1);
+    if (pass == 0) {
+      CHECK_RC(MPI_Alltoallw(aw_out, aw_counts, aw_displs, aw_types, aw_in, my_counts, aw_displs, my_types, WORLD));
+    } else {
+      CHECK_RC(MPI_Ialltoallw(aw_out, aw_counts, aw_displs, aw_types, aw_in, my_counts, aw_displs, my_types, WORLD, &rq[0]));
+      CHECK_RC(MPI_Wait(&rq[0], MPI_STATUS_IGNORE));
+    }
+    if (me == 0) {
+      short got[3];
+      memcpy(got, aw_in + 16, sizeof got);
+      CHECK(got[0] == 101 && got[1] == 201 && got[2] == 300 + pass);
+    } else {
+      int got[2];
+      memcpy(got, aw_in, sizeof got);
+      CHECK(got[0] == 1000 && got[1] == 2000 + pass);
+    }
+  }
 
   printf("rank %d improbe=%d test=%d\n", me, improbe, test);
   fflush(stdout);
