@@ -286,6 +286,31 @@ TEST_CASE("report: the run's own 8-byte round trip beside the parameters', and a
   CHECK(rows[1].rfind("  " + (library / "a-slow.json").string() + " ", 0) == 0);
   CHECK(rows[2].rfind("* " + (library / "b-near.json").string() + " ", 0) == 0);
   CHECK(rows[3].rfind(dir.string() + ": of 2 given, the first of the run's period: 8-byte half round trip ", 0) == 0);
+  // A calibration of the run's period whose own probes straddled periods (0.2 / 0.25 / 0.9 of its
+  // half round trip's scale) is passed over for the other, given first or not, and said under the list.
+  const fs::path library2 = dir.parent_path() / "calibrations-mixed";
+  fs::create_directories(library2);
+  {
+    std::ofstream out(library2 / "a-mixed.json");
+    out.precision(17);
+    out << R"({"L": 2e-7, "o": 2e-7, "Os": 0, "Or": 0, "g": 2e-7, "Gs": 1e-10, "Gl": 1e-10, "s": 8256, "S": 8256,
+      "meta": {"half_rtt_8B": )" << run_s << R"(, "probes_8B": [{"at": "start", "half_rtt": )" << run_s
+        << R"(}, {"at": "after point-to-point", "half_rtt": )" << run_s << R"(}, {"at": "after collectives", "half_rtt": )"
+        << run_s * 3 << "}]}}\n";
+  }
+  fs::copy_file(near, library2 / "b-near.json");
+  const Result mixed = run({kMstep, "report", dir.string(), "--params", library2.string(), "--format", "json"}, env);
+  REQUIRE(mixed.code == 0);
+  CHECK(json::parse(mixed.out).at("params") == (library2 / "b-near.json").string());
+  const Result listed2 = run({kMstep, "params", "list", library2.string(), "--trace", dir.string()}, env);
+  REQUIRE(listed2.code == 0);
+  const auto rows2 = lines_of(listed2.out);
+  REQUIRE(rows2.size() == 5);  // header, two files, the note on the mixed one, the run's line
+  CHECK(rows2[1].rfind("  " + (library2 / "a-mixed.json").string() + " ", 0) == 0);
+  CHECK(rows2[2].rfind("* " + (library2 / "b-near.json").string() + " ", 0) == 0);
+  CHECK(rows2[3].rfind("note: " + (library2 / "a-mixed.json").string() +
+                           ": the 8-byte half round trip moved during the calibration (", 0) == 0);
+  CHECK(rows2[3].find("(3 times apart)") != std::string::npos);
   const Result no_trace = run({kMstep, "params", "list", library.string(), "--trace", (dir / "nothing").string()}, env);
   CHECK(no_trace.code == 1);
   CHECK(lines_of(no_trace.err).size() == 1);

@@ -245,6 +245,11 @@ void list_params(const std::vector<std::string>& given, const std::string& trace
                l ? t(l->L) : "-", l ? t(l->o) : "-", l ? t(l->g) : "-",
                !l ? std::string("-") : l->S == model::kInfiniteBytes ? std::string("inf") : fmt::format("{} B", l->S));
   }
+  // A calibration whose phases ran in different periods (model::mixed_periods), said under the table.
+  for (const ParamsFile& f : files)
+    if (const auto mixed = model::mixed_periods(f.params.meta))
+      fmt::print("note: {}: {}; the period choice takes it only where no other file is in the run's period\n",
+                 f.file, *mixed);
   if (chosen) {
     fmt::print("{}: {} (*){}\n", trace_dir,
                chosen->choice.empty() ? "the one file given" : chosen->choice, run_line.empty() ? "" : "; " + run_line);
