@@ -119,7 +119,6 @@ constexpr bool is_one_sided(Op op) { return op >= Op::Win_create && op <= Op::Wi
 constexpr bool is_file_io(Op op) { return op >= Op::File_open && op <= Op::File_iwrite_at_all; }
 constexpr bool is_unmodelled(Op op) { return op >= Op::Win_create && op <= Op::File_iwrite_at_all; }
 
-
 // A nonblocking collective's blocking version (Iallreduce -> Allreduce); any other op itself.
 // The models charge a nonblocking collective as its blocking version at its start.
 Op blocking_collective(Op op);

@@ -48,18 +48,33 @@ std::optional<std::string> speed_change(const CalibrationParams& before, const C
                      fmt::join(moved, ", "));
 }
 
-std::optional<std::string> mixed_periods(const ParamsMeta& meta, double ratio) {
+namespace {
+
+// The smallest and largest of the calibration's probes (nullopt: fewer than two).
+std::optional<std::pair<double, double>> probe_range(const ParamsMeta& meta) {
   const auto& probes = meta.probes_8B;
   if (probes.size() < 2) return std::nullopt;
   const auto [low, high] = std::minmax_element(probes.begin(), probes.end(),
                                                [](const auto& a, const auto& b) { return a.second < b.second; });
-  if (!(low->second > 0) || high->second <= low->second * ratio) return std::nullopt;
+  return std::pair{low->second, high->second};
+}
+
+}  // namespace
+
+bool spans_periods(const ParamsMeta& meta, double ratio) {
+  const auto range = probe_range(meta);
+  return range && range->first > 0 && range->second > range->first * ratio;
+}
+
+std::optional<std::string> mixed_periods(const ParamsMeta& meta, double ratio) {
+  if (!spans_periods(meta, ratio)) return std::nullopt;
+  const auto [low, high] = *probe_range(meta);
   std::vector<std::string> seen;
-  for (const auto& [at, half] : probes) seen.push_back(fmt::format("{} {}", us(half), at));
+  for (const auto& [at, half] : meta.probes_8B) seen.push_back(fmt::format("{} {}", us(half), at));
   return fmt::format("the 8-byte half round trip moved during the calibration ({}): its phases ran in different "
                      "periods of this machine ({:.2g} times apart), so its point-to-point parameters and its "
                      "collectives describe different states; calibrate again",
-                     fmt::join(seen, ", "), high->second / low->second);
+                     fmt::join(seen, ", "), high / low);
 }
 
 bool calibrated_on_one_host(const CalibrationParams& params) {
@@ -141,11 +156,11 @@ PeriodMatch choose_by_period(const TraceDir& trace, std::span<const CalibrationP
     if (!slot) slot = probed_latency(trace, one_host);
     return *slot;
   };
-  // A calibration whose phases ran in different periods (mixed_periods) only when no other is in
+  // A calibration whose phases ran in different periods (spans_periods) only when no other is in
   // the run's period: its point-to-point half describes one state, its collectives another.
   for (const bool take_mixed : {false, true})
     for (std::size_t i = 0; i < candidates.size(); ++i) {
-      if (!take_mixed && mixed_periods(candidates[i]->meta)) continue;
+      if (!take_mixed && spans_periods(candidates[i]->meta)) continue;
       const ProbedLatency& run = probe_for(*candidates[i]);
       const double run_s = run_half_rtt(run), cal = candidates[i]->meta.half_rtt_8B;
       if (cal > 0 && run_s > 0 && run_s <= cal * (1 + kProbeSlowerAbove) && run_s >= cal * kProbeFasterBelow)

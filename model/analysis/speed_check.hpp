@@ -52,6 +52,8 @@ std::optional<std::string> run_speed_difference(const ProbedLatency& run, const 
 // they agree or there are fewer than two.
 inline constexpr double kMixedPeriodsAbove = 1.6;  // periods here differ by 3-4 times; a median of 33, by 20% at most
 std::optional<std::string> mixed_periods(const ParamsMeta& meta, double ratio = kMixedPeriodsAbove);
+// The same test without the sentence.
+bool spans_periods(const ParamsMeta& meta, double ratio = kMixedPeriodsAbove);
 
 // Did the calibration's pair share a host? (Unknown: yes.)
 bool calibrated_on_one_host(const CalibrationParams& params);

@@ -128,27 +128,4 @@ std::string mpi_standard_version() {
   return fmt::format("MPI {}.{}", major, minor);
 }
 
-double probe_half_rtt_8B(const Comm& pair) {
-  constexpr int kRounds = 33;
-  const int me = pair.rank(), other = 1 - me;
-  std::uint64_t word = 0;
-  std::vector<double> rtt;
-  rtt.reserve(kRounds);
-  for (int i = 0; i < kRounds; ++i) {
-    const double t = now();
-    if (me == 0) {
-      send(&word, 8, other, 7, pair.get());
-      recv(&word, 8, other, 7, pair.get());
-    } else {
-      recv(&word, 8, other, 7, pair.get());
-      send(&word, 8, other, 7, pair.get());
-    }
-    rtt.push_back(now() - t);
-  }
-  std::nth_element(rtt.begin(), rtt.begin() + kRounds / 2, rtt.end());
-  double half = rtt[kRounds / 2] / 2;
-  MPI_Bcast(&half, 1, MPI_DOUBLE, 0, pair.get());  // rank 0's, the one the parameters take
-  return half;
-}
-
 }  // namespace mstep::calib

@@ -77,11 +77,6 @@ inline void recv(void* buf, std::uint64_t bytes, int from, int tag, MPI_Comm c) 
   MPI_Recv(buf, static_cast<int>(bytes), MPI_BYTE, from, tag, c, MPI_STATUS_IGNORE);
 }
 
-// The pair's 8-byte half round trip now: the median of 33 ping-pongs (rank 0 of `pair` starts them),
-// a millisecond or so. Taken at the start and after each phase of the calibration, so that a
-// calibration whose phases fell in different periods of the machine says so. Both ranks get it.
-double probe_half_rtt_8B(const Comm& pair);
-
 // Repeated timings, kept per key until they are summarised.
 template <typename Key>
 class Samples {

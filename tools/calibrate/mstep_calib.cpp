@@ -254,7 +254,7 @@ int run(int argc, char** argv) {
     }
     // The machine's period at each end of the phases (model::mixed_periods).
     auto probe = [&](const char* at) {
-      if (pair) probes.emplace_back(at, probe_half_rtt_8B(pair));
+      if (pair) probes.emplace_back(at, probe_half_rtt_8B(pair, sb, rb));
     };
     probe("start");
     enter_phase(o, rank, "point-to-point");

@@ -267,4 +267,14 @@ Pt2ptResult measure_pt2pt(const Comm& pair, std::vector<char>& send_buf, std::ve
   return out;
 }
 
+double probe_half_rtt_8B(const Comm& pair, std::vector<char>& send_buf, std::vector<char>& recv_buf) {
+  constexpr int kRounds = 33;
+  Engine e{pair.get(), pair.rank() == 0, 1 - pair.rank(), send_buf.data(), recv_buf.data()};
+  std::vector<double> rtt;
+  for (int i = 0; i < kRounds; ++i) rtt.push_back(e.prtt(8, 1, 0));  // PRTT(1, 0, 8): a round trip
+  double half = e.a ? model::median(rtt) / 2 : 0;
+  MPI_Bcast(&half, 1, MPI_DOUBLE, 0, pair.get());  // rank 0's (the timing side), the one the parameters take
+  return half;
+}
+
 }  // namespace mstep::calib

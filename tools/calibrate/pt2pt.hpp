@@ -47,4 +47,10 @@ struct Pt2ptResult {
 Pt2ptResult measure_pt2pt(const Comm& pair, std::vector<char>& send_buf, std::vector<char>& recv_buf,
                           const Pt2ptOptions& options);
 
+// The pair's 8-byte half round trip now: the median of 33 round trips (PRTT(1, 0, 8)), a
+// millisecond or so. Taken at the start and after each phase of the calibration, so that a
+// calibration whose phases fell in different periods of the machine says so (model::mixed_periods).
+// Both ranks call it and get rank 0's.
+double probe_half_rtt_8B(const Comm& pair, std::vector<char>& send_buf, std::vector<char>& recv_buf);
+
 }  // namespace mstep::calib
