@@ -19,6 +19,16 @@ struct IntHash {
   }
 };
 
+// Asks the cache for the line at p, which is not read now but soon. GCC 12 at -O2 deletes a
+// __builtin_prefetch of a computed slot as dead code (seen with objdump): an asm statement stays.
+inline void prefetch_address(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetcht0 (%0)" : : "r"(p));
+#else
+  __builtin_prefetch(p);
+#endif
+}
+
 template <class Key, class Value, class Hash = IntHash>
 class FlatMap {
  public:
@@ -34,6 +44,11 @@ class FlatMap {
       if (!s.used) return nullptr;
       if (s.key == key) return &s.value;
     }
+  }
+  // Asks the cache for key's home slot ahead of a find/insert/erase (a map larger than the
+  // cache costs a memory round trip a lookup otherwise).
+  void prefetch(const Key& key) const {
+    if (size_) prefetch_address(slots_.data() + index(key));
   }
   // Inserts or replaces; returns the stored value.
   Value& insert(const Key& key, Value v) {
