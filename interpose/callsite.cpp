@@ -16,6 +16,7 @@
 namespace mstep {
 
 thread_local CallsiteRegistry::CacheEntry CallsiteRegistry::tls_cache_[kCacheSize];
+thread_local CallsiteRegistry::OuterEntry CallsiteRegistry::tls_outer_[kCacheSize];
 
 namespace {
 
@@ -56,7 +57,7 @@ std::string module_path(const char* fname) {
   return fname ? fname : "";
 }
 
-std::uint64_t hash_frames(const std::vector<std::uintptr_t>& pcs) {
+std::uint64_t hash_frames(std::span<const std::uintptr_t> pcs) {
   std::uint64_t h = 1469598103934665603ull;
   for (auto pc : pcs) h = (h ^ pc) * 1099511628211ull;
   return h;
@@ -86,13 +87,21 @@ bool CallsiteRegistry::in_skipped_module(std::uintptr_t pc) const {
 }
 
 std::uint32_t CallsiteRegistry::slow_lookup(std::uintptr_t pc, CacheEntry& slot) {
-  std::vector<std::uintptr_t> pcs;
   if (depth_ == 1 && !in_skipped_module(pc)) {
-    pcs.push_back(pc);
-  } else {
-    // Unwind past libmstep and the MPI libraries (Fortran bindings) to the application.
-    void* frames[64];
-    const int n = unw_backtrace(frames, 64);
+    const std::uint32_t id = intern(std::span<const std::uintptr_t>(&pc, 1));
+    slot = CacheEntry{pc, id, generation_};
+    return id;
+  }
+  // Unwind past libmstep and the MPI libraries (Fortran bindings) to the application. Every
+  // Fortran call comes here (its return address is in libmpichfort, or in libmstep's mpi_f08
+  // entry points), so for one frame kept only the first few are unwound: the whole stack of a
+  // deep code costs microseconds a call.
+  constexpr int kShallow = 12, kDeep = 64;
+  void* frames[kDeep];
+  std::uintptr_t pcs[32];
+  int kept = 0;
+  for (int limit = depth_ == 1 ? kShallow : kDeep;; limit = kDeep) {
+    const int n = unw_backtrace(frames, limit);
     // Start at the wrapper's own return address when the unwinder saw it; the frames before it
     // are mstep's.
     int start = 0;
@@ -102,20 +111,26 @@ std::uint32_t CallsiteRegistry::slow_lookup(std::uintptr_t pc, CacheEntry& slot)
         break;
       }
     }
-    for (int i = start; i < n && static_cast<int>(pcs.size()) < depth_; ++i) {
+    kept = 0;
+    for (int i = start; i < n && kept < depth_; ++i) {
       const auto f = reinterpret_cast<std::uintptr_t>(frames[i]);
-      if (pcs.empty() && in_skipped_module(f)) continue;
-      pcs.push_back(f);
+      if (kept == 0 && in_skipped_module(f)) continue;
+      pcs[kept++] = f;
     }
-    if (pcs.empty()) pcs.push_back(pc);
+    if (kept == depth_ || n < limit || limit == kDeep) break;
   }
-  const std::uint32_t id = intern(pcs);
-  // Only a site fully named by its return address may be cached under it.
-  if (depth_ == 1 && pcs.front() == pc) slot = CacheEntry{pc, id, generation_};
+  if (kept == 0) pcs[kept++] = pc;
+  if (depth_ != 1) return intern(std::span<const std::uintptr_t>(pcs, static_cast<std::size_t>(kept)));
+  // One frame through MPI's libraries: the site is the pair (return address in them, the
+  // application's), cached per thread as the direct calls are.
+  OuterEntry& outer = tls_outer_[((pc >> 2) ^ (pcs[0] >> 2) * 0x9E3779B1u) & (kCacheSize - 1)];
+  if (outer.pc == pc && outer.app == pcs[0] && outer.generation == generation_) return outer.id;
+  const std::uint32_t id = intern(std::span<const std::uintptr_t>(pcs, 1));
+  outer = OuterEntry{pc, pcs[0], id, generation_};
   return id;
 }
 
-std::uint32_t CallsiteRegistry::intern(const std::vector<std::uintptr_t>& pcs) {
+std::uint32_t CallsiteRegistry::intern(std::span<const std::uintptr_t> pcs) {
   const std::uint64_t key = hash_frames(pcs);
   std::lock_guard lock(mutex_);
   if (auto it = ids_.find(key); it != ids_.end()) return it->second;

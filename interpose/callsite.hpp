@@ -1,11 +1,14 @@
 // Call sites: which line of the application made an MPI call. The hot path is a lookup of the
 // return address in a per-thread direct-mapped cache (under 1 ns on a hit); unwinding and dladdr
 // happen only the first time a site is seen, or on every call when MSTEP_STACK_DEPTH > 1 or the
-// caller is MPICH's Fortran layer (the return address is then inside libmpichfort).
+// caller is MPICH's Fortran layer (the return address is then inside libmpichfort, or in
+// libmstep's mpi_f08 entry points): a shallow unwind to the application's frame, then a second
+// per-thread cache keyed by both addresses.
 #pragma once
 
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -39,11 +42,18 @@ class CallsiteRegistry {
     std::uint32_t id = 0;
     std::uint32_t generation = 0;
   };
+  // A site reached through MPI's libraries: the return address in them and the application's.
+  struct OuterEntry {
+    std::uintptr_t pc = 0, app = 0;
+    std::uint32_t id = 0;
+    std::uint32_t generation = 0;
+  };
   std::uint32_t slow_lookup(std::uintptr_t pc, CacheEntry& slot);
-  std::uint32_t intern(const std::vector<std::uintptr_t>& pcs);
+  std::uint32_t intern(std::span<const std::uintptr_t> pcs);
   bool in_skipped_module(std::uintptr_t pc) const;
 
   static thread_local CacheEntry tls_cache_[kCacheSize];
+  static thread_local OuterEntry tls_outer_[kCacheSize];
   int depth_ = 1;
   std::uint32_t generation_ = 1;  // caches of a previous init() are stale
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>> skipped_;  // [begin, end) of MPI libs, us
