@@ -211,3 +211,59 @@ TEST_CASE("Fortran: calls reach the wrappers and call sites resolve to the .f90 
   }
 #endif
 }
+
+TEST_CASE("Fortran 2008: use mpi_f08 calls without a buffer are recorded, results unchanged", "[languages][fortran]") {
+#if !HAVE_FORTRAN
+  WARN("no mpifort.mpich when this was configured: the Fortran 2008 test is skipped");
+  return;
+#else
+  // MPICH 4.0.2's mpi_f08 sends MPI_Init, the Wait/Test family, MPI_Barrier, MPI_Comm_split and
+  // the other calls without a buffer straight to PMPI_*: before libmstep defined their Fortran
+  // entry points, this program left no trace at all.
+  const fs::path base = test_dir();
+  const fs::path dir = base / "trace";
+  const Result rec = record(dir, 2, {prog("fortran_f08")});
+  check_recorded(rec, 2);
+  CHECK(rec.out.find("fortran_f08: total 3") != std::string::npos);
+  {
+    INFO("what the program computes and prints is what it does without mstep");
+    const Result without = plain(base, 2, {prog("fortran_f08")});
+    CHECK(without.code == 0);
+    CHECK(rec.out == without.out);
+  }
+  const Stats s = stats(dir);
+  check_complete(s, 2);
+  for (int w = 0; w < 2; ++w) {
+    const json& calls = s.j.at("per_rank").at(w).at("calls");
+    // MPI_Test and MPI_Iprobe loop until done: at least once each, as many as the run took.
+    const std::uint64_t tests = calls.value("MPI_Test", std::uint64_t{0});
+    const std::uint64_t probes = calls.value("MPI_Iprobe", std::uint64_t{0});
+    CHECK(tests >= 1);
+    CHECK(probes >= 1);
+    Expect e;  // see fortran_f08.f90; messages of 8 integers are 32 B
+    e.add("MPI_Init", 1);
+    e.add("MPI_Irecv", 5);
+    e.add("MPI_Isend", 4, 4 * 32, 0);
+    e.add("MPI_Waitall", 3, 0, 3 * 32);
+    e.add("MPI_Waitany", 2, 0, 32);
+    e.add("MPI_Send", 2, 2 * 32, 0);
+    e.add("MPI_Test", tests, 0, 32);
+    e.add("MPI_Iprobe", probes);
+    e.add("MPI_Recv", 1, 0, 32);
+    e.add("MPI_Comm_split", 1);
+    e.add("MPI_Sendrecv", 1, 8, 8);
+    e.add("MPI_Barrier", 2);
+    e.add("MPI_Comm_free", 1);
+    e.add("MPI_Allreduce", 1, 4, 4);
+    e.add("MPI_Finalize", 1);
+    check_rank(s.j, w, e);
+    const json d = dump_rank(dir, w);
+    check_requests_tied(d, true);
+    check_all_callsites_in(d, "fortran_f08.f90");
+  }
+  // Every message matched, the one on the split communicator too (its creation was recorded).
+  const json rep = mstep_json("report", dir, {}, no_default_params(base));
+  CHECK(rep.at("messages") == 14);
+  CHECK(rep.at("problems").empty());
+#endif
+}
