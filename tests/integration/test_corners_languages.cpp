@@ -267,3 +267,62 @@ TEST_CASE("Fortran 2008: use mpi_f08 calls without a buffer are recorded, result
   CHECK(rep.at("problems").empty());
 #endif
 }
+
+TEST_CASE("Fortran 2008: windows, files and Cartesian communicators from use mpi_f08", "[languages][fortran]") {
+#if !HAVE_FORTRAN
+  WARN("no mpifort.mpich when this was configured: the Fortran 2008 test is skipped");
+  return;
+#else
+  const fs::path base = test_dir();
+  const fs::path dir = base / "trace";
+  const Result rec = record(dir, 2, {prog("fortran_f08_rma_io"), (base / "with.dat").string()});
+  check_recorded(rec, 2);
+  const Result without = plain(base, 2, {prog("fortran_f08_rma_io"), (base / "without.dat").string()});
+  CHECK(without.code == 0);
+  {
+    INFO("what each rank prints and writes is what it does without mstep");
+    auto sorted = [](const std::string& out) {
+      std::vector<std::string> l = lines_of(out);
+      std::sort(l.begin(), l.end());
+      return l;
+    };
+    CHECK(sorted(rec.out) == sorted(without.out));
+    CHECK(rec.out.find("rank 0 window 11 12 13 14") != std::string::npos);
+    CHECK(rec.out.find("rank 1 file closed") != std::string::npos);
+    CHECK(rec.out.find("rank 1 iprobe F coords 1 0") != std::string::npos);
+    std::ifstream a(base / "with.dat", std::ios::binary), b(base / "without.dat", std::ios::binary);
+    const std::string with((std::istreambuf_iterator<char>(a)), {}), plain_bytes((std::istreambuf_iterator<char>(b)), {});
+    CHECK(with.size() == 32);
+    CHECK(with == plain_bytes);
+  }
+  const Stats s = stats(dir);
+  check_complete(s, 2);
+  for (int w = 0; w < 2; ++w) {
+    Expect e;  // see fortran_f08_rma_io.f90
+    e.add("MPI_Init", 1);
+    e.add("MPI_Win_allocate", 1);
+    e.add("MPI_Win_fence", 2);
+    e.add("MPI_Put", 1, 16, 0);
+    e.add("MPI_Win_lock", 1);
+    e.add("MPI_Win_unlock", 1);
+    e.add("MPI_Win_free", 1);
+    e.add("MPI_File_open", 1);
+    e.add("MPI_File_set_view", 1);
+    e.add("MPI_File_write_all", 1, 16, 0);
+    e.add("MPI_File_sync", 1);
+    e.add("MPI_File_close", 1);
+    e.add("MPI_Cart_create", 1);
+    e.add("MPI_Cart_sub", 1);
+    e.add("MPI_Barrier", 1);
+    e.add("MPI_Comm_free", 2);
+    e.add("MPI_Iprobe", 1);
+    e.add("MPI_Finalize", 1);
+    check_rank(s.j, w, e);
+    const json d = dump_rank(dir, w);
+    check_all_callsites_in(d, "fortran_f08_rma_io.f90");
+    const auto puts = events_of(d, "MPI_Put");
+    REQUIRE(puts.size() == 1);
+    CHECK(puts[0].at("peer") == 1 - w);  // the window's communicator was recorded at its creation
+  }
+#endif
+}
