@@ -1,5 +1,7 @@
 #include "interpose/callsite.hpp"
 
+#include "interpose/fortran_caller.hpp"
+
 #include <atomic>
 #include <climits>
 #include <cerrno>
@@ -12,6 +14,10 @@
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+
+extern "C" {
+__thread void* mstep_fortran_caller = nullptr;  // fortran_caller.hpp
+}
 
 namespace mstep {
 
@@ -87,15 +93,24 @@ bool CallsiteRegistry::in_skipped_module(std::uintptr_t pc) const {
 }
 
 std::uint32_t CallsiteRegistry::slow_lookup(std::uintptr_t pc, CacheEntry& slot) {
-  if (depth_ == 1 && !in_skipped_module(pc)) {
-    const std::uint32_t id = intern(std::span<const std::uintptr_t>(&pc, 1));
-    slot = CacheEntry{pc, id, generation_};
-    return id;
+  if (depth_ == 1) {
+    const bool direct = !in_skipped_module(pc);
+    // From inside MPI's libraries: a Fortran call noted its caller on the way in (libmstep's
+    // Fortran entry points, fortran_caller.hpp), which is then the site, cached as a direct one.
+    const auto fortran = reinterpret_cast<std::uintptr_t>(direct ? nullptr : take_fortran_caller());
+    if (direct || fortran) {
+      const std::uintptr_t site = direct ? pc : fortran;
+      CacheEntry& entry = direct ? slot : tls_cache_[(site >> 2) & (kCacheSize - 1)];
+      if (!direct && entry.pc == site && entry.generation == generation_) return entry.id;
+      const std::uint32_t id = intern(std::span<const std::uintptr_t>(&site, 1));
+      entry = CacheEntry{site, id, generation_};
+      return id;
+    }
   }
-  // Unwind past libmstep and the MPI libraries (Fortran bindings) to the application. Every
-  // Fortran call comes here (its return address is in libmpichfort, or in libmstep's mpi_f08
-  // entry points), so for one frame kept only the first few are unwound: the whole stack of a
-  // deep code costs microseconds a call.
+  // Unwind past libmstep and the MPI libraries to the application: calls MPI makes of its own
+  // (ROMIO's collectives), Fortran calls that came in by no entry point of libmstep's, and every
+  // call when MSTEP_STACK_DEPTH > 1. For one frame kept only the first few are unwound: the whole
+  // stack of a deep code costs microseconds a call.
   constexpr int kShallow = 12, kDeep = 64;
   void* frames[kDeep];
   std::uintptr_t pcs[32];

@@ -1,9 +1,10 @@
 // Call sites: which line of the application made an MPI call. The hot path is a lookup of the
 // return address in a per-thread direct-mapped cache (under 1 ns on a hit); unwinding and dladdr
-// happen only the first time a site is seen, or on every call when MSTEP_STACK_DEPTH > 1 or the
-// caller is MPICH's Fortran layer (the return address is then inside libmpichfort, or in
-// libmstep's mpi_f08 entry points): a shallow unwind to the application's frame, then a second
-// per-thread cache keyed by both addresses.
+// happen only the first time a site is seen. A Fortran call reaches its wrapper from inside
+// libmpichfort: libmstep's Fortran entry point noted the application's return address on the way
+// in (fortran_caller.hpp), which is looked up the same way. Calls from inside MPI without such a
+// note, and every call when MSTEP_STACK_DEPTH > 1, unwind: a few frames to the application's,
+// then a second per-thread cache keyed by both addresses.
 #pragma once
 
 #include <cstdint>
