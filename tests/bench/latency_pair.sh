@@ -5,6 +5,7 @@
 # VM's native latency moves by a factor of four between periods: only the paired differences of
 # one run compare.
 #   tests/bench/latency_pair.sh BUILD OLD_LIB NEW_LIB [ROUNDS]   (BUILD: for bench/pingpong)
+# PP=BUILD/bench/pingpong_f (or pingpong_f08): the same ping-pong from Fortran (`use mpi`, mpi_f08).
 # OLD_ENV and NEW_ENV (space-separated VAR=VALUE) set for one side only, e.g. the same library twice:
 #   OLD_ENV=MSTEP_COMPRESS=now NEW_ENV=MSTEP_COMPRESS=later tests/bench/latency_pair.sh build L L 12
 set -euo pipefail
@@ -13,7 +14,7 @@ if [ $# -lt 3 ]; then
   exit 2
 fi
 build=$1 old=$2 new=$3 rounds=${4:-10}
-pp=$build/bench/pingpong
+pp=${PP:-$build/bench/pingpong}
 for f in "$pp" "$old" "$new"; do
   [ -e "$f" ] || { echo "$0: $f: no such file" >&2; exit 2; }
 done
