@@ -144,7 +144,9 @@ TEST_CASE("SIGINT to mpiexec: a readable trace, and record exits with mpiexec's 
 // wait on, and the job ran its minute with no one to stop it.
 TEST_CASE("SIGTERM to mstep record alone: passed on to mpiexec, which ends the job", "[faults]") {
   const fs::path dir = test_dir() / "trace";
-  Child job(record_argv(dir, {"--buffer", "8k"}, {kMpiexec, "-n", "2", prog("killed"), "60", "50"}), {},
+  // 51 us, not the 50 of the other tests of `killed`: the pgrep below must not see their jobs,
+  // which ctest -j2 may be running beside this one.
+  Child job(record_argv(dir, {"--buffer", "8k"}, {kMpiexec, "-n", "2", prog("killed"), "60", "51"}), {},
             dir.parent_path());
   wait_until_recording(dir);
   REQUIRE(::kill(job.pid(), SIGTERM) == 0);
@@ -154,7 +156,7 @@ TEST_CASE("SIGTERM to mstep record alone: passed on to mpiexec, which ends the j
   CHECK(r.code != 0);
   CHECK(any_line_has(r.err, "mstep: incomplete trace of 2 ranks in "));
   // Nothing of the job is left.
-  const Result ps = run({"pgrep", "-f", prog("killed") + " 60 50"}, {}, dir.parent_path(), 10);
+  const Result ps = run({"pgrep", "-f", prog("killed") + " 60 51"}, {}, dir.parent_path(), 10);
   CHECK(ps.out.empty());
 }
 
