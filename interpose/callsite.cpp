@@ -2,6 +2,7 @@
 
 #include "interpose/fortran_caller.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cerrno>
@@ -29,10 +30,12 @@ namespace {
 struct RangeCollector {
   std::vector<std::pair<std::uintptr_t, std::uintptr_t>>* out;
   std::uintptr_t self_base;
+  unsigned long long adds = 0;  // objects the process has loaded so far
 };
 
 int collect_ranges(dl_phdr_info* info, std::size_t, void* data) {
   auto* rc = static_cast<RangeCollector*>(data);
+  rc->adds = info->dlpi_adds;
   const char* name = info->dlpi_name ? info->dlpi_name : "";
   const char* base = std::strrchr(name, '/');
   base = base ? base + 1 : name;
@@ -78,23 +81,62 @@ void CallsiteRegistry::init(int depth) {
   // this init() keeps another (or an earlier) registry's entries from answering.
   static std::atomic<std::uint32_t> generations{0};
   generation_ = ++generations + 1;
-  skipped_.clear();
+  skipped_count_.store(0, std::memory_order_relaxed);
+  add_skipped_modules();
+}
+
+// The MPI libraries and libmstep loaded now, appended to the ranges (those known already stay).
+// Under mutex_; readers go without a lock, so a range is written before the count that shows it.
+void CallsiteRegistry::add_skipped_modules() {
   Dl_info self{};
   dladdr(reinterpret_cast<void*>(&collect_ranges), &self);
-  RangeCollector rc{&skipped_, reinterpret_cast<std::uintptr_t>(self.dli_fbase)};
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> found;
+  RangeCollector rc{&found, reinterpret_cast<std::uintptr_t>(self.dli_fbase)};
   // dlpi_addr of a shared object is its load bias; dli_fbase its base: equal for .so files.
   dl_iterate_phdr(collect_ranges, &rc);
+  objects_added_.store(rc.adds, std::memory_order_relaxed);
+  std::size_t n = skipped_count_.load(std::memory_order_relaxed);
+  for (const auto& range : found) {
+    if (n == kMaxSkipped) break;
+    if (std::find(skipped_.begin(), skipped_.begin() + static_cast<std::ptrdiff_t>(n), range) !=
+        skipped_.begin() + static_cast<std::ptrdiff_t>(n))
+      continue;
+    skipped_[n++] = range;
+  }
+  skipped_count_.store(n, std::memory_order_release);
 }
 
 bool CallsiteRegistry::in_skipped_module(std::uintptr_t pc) const {
-  for (const auto& [b, e] : skipped_)
-    if (pc >= b && pc < e) return true;
+  const std::size_t n = skipped_count_.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i)
+    if (pc >= skipped_[i].first && pc < skipped_[i].second) return true;
   return false;
+}
+
+namespace {
+int count_adds(dl_phdr_info* info, std::size_t, void* data) {
+  *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+  return 1;  // the count is the same in every object's entry
+}
+}  // namespace
+
+// A return address outside the known MPI libraries, seen for the first time: an MPI library
+// dlopen'ed since (a Python extension's Fortran MPI code and its libmpichfort) is added first.
+bool CallsiteRegistry::direct_caller(std::uintptr_t pc) {
+  if (in_skipped_module(pc)) return false;
+  unsigned long long adds = 0;
+  dl_iterate_phdr(count_adds, &adds);
+  if (adds == objects_added_.load(std::memory_order_relaxed)) return true;
+  {
+    std::lock_guard lock(mutex_);
+    add_skipped_modules();
+  }
+  return !in_skipped_module(pc);
 }
 
 std::uint32_t CallsiteRegistry::slow_lookup(std::uintptr_t pc, CacheEntry& slot) {
   if (depth_ == 1) {
-    const bool direct = !in_skipped_module(pc);
+    const bool direct = direct_caller(pc);
     // From inside MPI's libraries: a Fortran call noted its caller on the way in (libmstep's
     // Fortran entry points, fortran_caller.hpp), which is then the site, cached as a direct one.
     const auto fortran = reinterpret_cast<std::uintptr_t>(direct ? nullptr : take_fortran_caller());

@@ -7,6 +7,8 @@
 // then a second per-thread cache keyed by both addresses.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <span>
@@ -52,12 +54,19 @@ class CallsiteRegistry {
   std::uint32_t slow_lookup(std::uintptr_t pc, CacheEntry& slot);
   std::uint32_t intern(std::span<const std::uintptr_t> pcs);
   bool in_skipped_module(std::uintptr_t pc) const;
+  bool direct_caller(std::uintptr_t pc);
+  void add_skipped_modules();
 
   static thread_local CacheEntry tls_cache_[kCacheSize];
   static thread_local OuterEntry tls_outer_[kCacheSize];
   int depth_ = 1;
   std::uint32_t generation_ = 1;  // caches of a previous init() are stale
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> skipped_;  // [begin, end) of MPI libs, us
+  // [begin, end) of the MPI libraries' and libmstep's code, appended to as libraries are loaded;
+  // read without a lock.
+  static constexpr std::size_t kMaxSkipped = 64;
+  std::array<std::pair<std::uintptr_t, std::uintptr_t>, kMaxSkipped> skipped_{};
+  std::atomic<std::size_t> skipped_count_{0};
+  std::atomic<unsigned long long> objects_added_{0};  // dlpi_adds when they were last read
   std::mutex mutex_;
   std::unordered_map<std::uint64_t, std::uint32_t> ids_;  // hash of the frames -> id
   std::vector<CallsiteDef> new_defs_;

@@ -326,3 +326,37 @@ TEST_CASE("Fortran 2008: windows, files and Cartesian communicators from use mpi
   }
 #endif
 }
+
+TEST_CASE("Fortran MPI code loaded with dlopen: recorded, its lines the call sites", "[languages][fortran]") {
+#if !HAVE_FORTRAN
+  WARN("no mpifort.mpich when this was configured: the Fortran plugin test is skipped");
+  return;
+#else
+  // Its libmpichfort is loaded after MPI_Init and in no global scope: libmstep's Fortran entry
+  // points found no MPICH function there (the run aborted), and the wrappers took libmpichfort's
+  // own code for the application's (call site "pmpi_barrier_").
+  const fs::path dir = test_dir() / "trace";
+  const Result rec = record(dir, 2, {prog("plugin_host"), prog("libfortran_plugin.so")});
+  check_recorded(rec, 2);
+  CHECK(rec.out.find("fortran_plugin: got 41") != std::string::npos);
+  const Stats s = stats(dir);
+  check_complete(s, 2);
+  for (int w = 0; w < 2; ++w) {
+    Expect e;  // see fortran_plugin.f90
+    e.add("MPI_Init", 1);
+    if (w == 0) e.add("MPI_Send", 1, 8, 0);
+    else e.add("MPI_Recv", 1, 0, 8);
+    e.add("MPI_Barrier", 1);
+    e.add("MPI_Finalize", 1);
+    check_rank(s.j, w, e);
+    const json d = dump_rank(dir, w);
+    for (const char* op : {w == 0 ? "MPI_Send" : "MPI_Recv", "MPI_Barrier"}) {
+      const auto ev = events_of(d, op);
+      REQUIRE(ev.size() == 1);
+      const std::string where = callsite_location(d, ev[0].at("callsite"));
+      INFO(op << " at " << where);
+      CHECK(where.find("fortran_plugin.f90:") != std::string::npos);
+    }
+  }
+#endif
+}
