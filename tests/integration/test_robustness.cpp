@@ -62,7 +62,10 @@ void killed_run(int sig, const std::string& writer) {
   Child job(record_argv(dir, {"--buffer", "8k", "--writer", writer},
                         {kMpiexec, "-n", "2", prog("killed"), "60", "50"}),
             {}, dir.parent_path());
-  const bool frames = wait_for_frames(dir, 2048, 60);
+  // 4 KiB a rank file: past its header and definitions, several frames of whole rounds (2 KiB
+  // could be one frame, and a loaded machine's ranks wrote fewer than the 100 rounds checked below
+  // in the 300 ms after it).
+  const bool frames = wait_for_frames(dir, 4096, 60);
   REQUIRE(frames);
   const long victim = pid_in_rank_file(dir / "rank-00001.mst");
   REQUIRE(victim > 1);
