@@ -5,7 +5,9 @@
  *   sendrecv  N rounds of MPI_Sendrecv, both ranks at once
  *   isend     N rounds of rank 0's MPI_Isend + MPI_Wait (tag 6, the only MPI_Wait calls of the
  *             program) against rank 1's MPI_Recv; rank 1 prints the median time between the ends
- *             of its consecutive receives over the second half ("phase=isend_gap")
+ *             of its consecutive receives over the second half ("phase=isend_gap") and the time
+ *             from rank 0's start of the phase (the messages carry it; MPI_Wtime is the host's
+ *             clock on both ranks of one host) to the end of its last receive ("phase=isend_span")
  *   persistent  N rounds of rank 0's MPI_Start + MPI_Waitany of one MPI_Send_init request (tag 7;
  *             the program's only MPI_Waitany calls) against rank 1's MPI_Recv
  * Rank 0 prints one line per phase: "phase=pingpong rounds=N seconds=S". Extra ranks only call
@@ -65,6 +67,8 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     double* ends = calloc((size_t)rounds, sizeof(double));
+    const double sent_out = out;
+    if (rank == 0) out = t0;
     for (int i = 0; i < rounds; ++i) {
       if (rank == 0) {
         MPI_Request r;
@@ -84,9 +88,11 @@ int main(int argc, char** argv) {
       for (int i = 0; i < n; ++i) gaps[i] = ends[from + i + 1] - ends[from + i];
       qsort(gaps, (size_t)n, sizeof(double), by_value);
       printf("phase=isend_gap rounds=%d seconds=%.9f\n", rounds, n > 0 ? gaps[n / 2] : 0.0);
+      printf("phase=isend_span rounds=%d seconds=%.9f\n", rounds, rounds > 0 ? ends[rounds - 1] - in : 0.0);
       free(gaps);
     }
     free(ends);
+    out = sent_out;
     MPI_Barrier(MPI_COMM_WORLD);
     t0 = MPI_Wtime();
     if (rank == 0) {
