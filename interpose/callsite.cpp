@@ -28,7 +28,7 @@ thread_local CallsiteRegistry::OuterEntry CallsiteRegistry::tls_outer_[kCacheSiz
 namespace {
 
 struct RangeCollector {
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>>* out;
+  std::vector<CallsiteRegistry::Range>* out;
   std::uintptr_t self_base;
   unsigned long long adds = 0;  // objects the process has loaded so far
 };
@@ -44,11 +44,14 @@ int collect_ranges(dl_phdr_info* info, std::size_t, void* data) {
   // main program, whose frames are the application's).
   const bool self = *name && info->dlpi_addr == rc->self_base && rc->self_base != 0;
   if (!mpi && !self) return 0;
+  // MPICH's Fortran layer and libmstep (its Fortran entry points): a call from there is a Fortran
+  // call, which noted its caller.
+  const bool fortran = self || std::strncmp(base, "libmpichfort", 12) == 0 || std::strncmp(base, "libmpifort", 10) == 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const auto& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
     const std::uintptr_t begin = info->dlpi_addr + ph.p_vaddr;
-    rc->out->emplace_back(begin, begin + ph.p_memsz);
+    rc->out->push_back(CallsiteRegistry::Range{begin, begin + ph.p_memsz, fortran});
   }
   return 0;
 }
@@ -90,7 +93,7 @@ void CallsiteRegistry::init(int depth) {
 void CallsiteRegistry::add_skipped_modules() {
   Dl_info self{};
   dladdr(reinterpret_cast<void*>(&collect_ranges), &self);
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> found;
+  std::vector<Range> found;
   RangeCollector rc{&found, reinterpret_cast<std::uintptr_t>(self.dli_fbase)};
   // dlpi_addr of a shared object is its load bias; dli_fbase its base: equal for .so files.
   dl_iterate_phdr(collect_ranges, &rc);
@@ -98,19 +101,19 @@ void CallsiteRegistry::add_skipped_modules() {
   std::size_t n = skipped_count_.load(std::memory_order_relaxed);
   for (const auto& range : found) {
     if (n == kMaxSkipped) break;
-    if (std::find(skipped_.begin(), skipped_.begin() + static_cast<std::ptrdiff_t>(n), range) !=
-        skipped_.begin() + static_cast<std::ptrdiff_t>(n))
+    const auto known = skipped_.begin() + static_cast<std::ptrdiff_t>(n);
+    if (std::find_if(skipped_.begin(), known, [&](const Range& r) { return r.begin == range.begin; }) != known)
       continue;
     skipped_[n++] = range;
   }
   skipped_count_.store(n, std::memory_order_release);
 }
 
-bool CallsiteRegistry::in_skipped_module(std::uintptr_t pc) const {
+CallsiteRegistry::Module CallsiteRegistry::module_of(std::uintptr_t pc) const {
   const std::size_t n = skipped_count_.load(std::memory_order_acquire);
   for (std::size_t i = 0; i < n; ++i)
-    if (pc >= skipped_[i].first && pc < skipped_[i].second) return true;
-  return false;
+    if (pc >= skipped_[i].begin && pc < skipped_[i].end) return skipped_[i].fortran ? Module::Fortran : Module::Mpi;
+  return Module::Application;
 }
 
 namespace {
@@ -120,26 +123,30 @@ int count_adds(dl_phdr_info* info, std::size_t, void* data) {
 }
 }  // namespace
 
-// A return address outside the known MPI libraries, seen for the first time: an MPI library
-// dlopen'ed since (a Python extension's Fortran MPI code and its libmpichfort) is added first.
-bool CallsiteRegistry::direct_caller(std::uintptr_t pc) {
-  if (in_skipped_module(pc)) return false;
+// Where a wrapper's return address lies. One outside the known MPI libraries is seen here for
+// the first time (then it is cached): an MPI library dlopen'ed since (a Python extension's Fortran
+// MPI code and its libmpichfort) is added first.
+CallsiteRegistry::Module CallsiteRegistry::caller_module(std::uintptr_t pc) {
+  const Module m = module_of(pc);
+  if (m != Module::Application) return m;
   unsigned long long adds = 0;
   dl_iterate_phdr(count_adds, &adds);
-  if (adds == objects_added_.load(std::memory_order_relaxed)) return true;
+  if (adds == objects_added_.load(std::memory_order_relaxed)) return m;
   {
     std::lock_guard lock(mutex_);
     add_skipped_modules();
   }
-  return !in_skipped_module(pc);
+  return module_of(pc);
 }
 
 std::uint32_t CallsiteRegistry::slow_lookup(std::uintptr_t pc, CacheEntry& slot) {
   if (depth_ == 1) {
-    const bool direct = direct_caller(pc);
-    // From inside MPI's libraries: a Fortran call noted its caller on the way in (libmstep's
-    // Fortran entry points, fortran_caller.hpp), which is then the site, cached as a direct one.
-    const auto fortran = reinterpret_cast<std::uintptr_t>(direct ? nullptr : take_fortran_caller());
+    const Module m = caller_module(pc);
+    const bool direct = m == Module::Application;
+    // From MPICH's Fortran layer or libmstep's: a Fortran call noted its caller on the way in
+    // (libmstep's Fortran entry points, fortran_caller.hpp), which is then the site, cached as a
+    // direct one. (From the rest of MPI, ROMIO's own calls: unwound.)
+    const auto fortran = reinterpret_cast<std::uintptr_t>(m == Module::Fortran ? take_fortran_caller() : nullptr);
     if (direct || fortran) {
       const std::uintptr_t site = direct ? pc : fortran;
       CacheEntry& entry = direct ? slot : tls_cache_[(site >> 2) & (kCacheSize - 1)];
@@ -171,7 +178,7 @@ std::uint32_t CallsiteRegistry::slow_lookup(std::uintptr_t pc, CacheEntry& slot)
     kept = 0;
     for (int i = start; i < n && kept < depth_; ++i) {
       const auto f = reinterpret_cast<std::uintptr_t>(frames[i]);
-      if (kept == 0 && in_skipped_module(f)) continue;
+      if (kept == 0 && module_of(f) != Module::Application) continue;
       pcs[kept++] = f;
     }
     if (kept == depth_ || n < limit || limit == kDeep) break;

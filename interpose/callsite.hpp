@@ -22,6 +22,12 @@ namespace mstep {
 
 class CallsiteRegistry {
  public:
+  // [begin, end) of code of an MPI library or of libmstep, whose frames are not the application's.
+  struct Range {
+    std::uintptr_t begin = 0, end = 0;
+    bool fortran = false;  // MPICH's Fortran layer, or libmstep (its Fortran entry points)
+  };
+
   // depth: frames to keep per site (1 = the immediate caller). Reads the loaded objects to know
   // which addresses belong to MPI libraries and to libmstep itself.
   void init(int depth);
@@ -53,8 +59,9 @@ class CallsiteRegistry {
   };
   std::uint32_t slow_lookup(std::uintptr_t pc, CacheEntry& slot);
   std::uint32_t intern(std::span<const std::uintptr_t> pcs);
-  bool in_skipped_module(std::uintptr_t pc) const;
-  bool direct_caller(std::uintptr_t pc);
+  enum class Module { Application, Mpi, Fortran };  // Fortran: MPICH's Fortran layer or libmstep
+  Module module_of(std::uintptr_t pc) const;
+  Module caller_module(std::uintptr_t pc);
   void add_skipped_modules();
 
   static thread_local CacheEntry tls_cache_[kCacheSize];
@@ -64,7 +71,7 @@ class CallsiteRegistry {
   // [begin, end) of the MPI libraries' and libmstep's code, appended to as libraries are loaded;
   // read without a lock.
   static constexpr std::size_t kMaxSkipped = 64;
-  std::array<std::pair<std::uintptr_t, std::uintptr_t>, kMaxSkipped> skipped_{};
+  std::array<Range, kMaxSkipped> skipped_{};
   std::atomic<std::size_t> skipped_count_{0};
   std::atomic<unsigned long long> objects_added_{0};  // dlpi_adds when they were last read
   std::mutex mutex_;

@@ -4,7 +4,10 @@
 // Fortran call (about 0.5 us a call here). libmstep's Fortran entry points (fortran_entries.cpp:
 // one for each wrapped function under MPICH's `use mpi`/mpif.h and mpi_f08 names, and the mpi_f08
 // ones of wrappers_f08.cpp) note the caller's return address here before going on; the call-site
-// lookup of a wrapper reached from inside MPI's libraries takes it (and clears it) instead.
+// lookup of a wrapper called from MPICH's Fortran layer (or from libmstep's mpi_f08 entry points)
+// takes it, and clears it, instead. Calls from the rest of MPI (ROMIO's own collectives) unwind,
+// so a note no wrapper took (the recorder off) is only ever taken by the next Fortran call's
+// wrapper, which its own entry point has overwritten it for.
 #pragma once
 
 extern "C" {
