@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "interpose/callsite.hpp"
+#include "interpose/fortran_caller.hpp"
 
 using mstep::CallsiteRegistry;
 
@@ -79,4 +80,52 @@ TEST_CASE("depth 2 keeps the caller's caller", "[callsite]") {
   CHECK(defs[0].frames[0].offset > site_a_offset);
   CHECK(defs[0].frames[0].offset < site_a_offset + 64);
   CHECK(defs[0].frames[1].offset != defs[1].frames[1].offset);
+}
+
+TEST_CASE("a call from MPICH's Fortran layer is placed at the caller its entry point noted", "[callsite]") {
+  // Loaded after init(), as Fortran MPI code a program dlopens is: the lookup adds them then.
+  CallsiteRegistry r;
+  r.init(1);
+  void* fortran = dlopen("libmpichfort.so.12", RTLD_NOW | RTLD_LOCAL);
+  void* mpich = dlopen("libmpich.so.12", RTLD_NOW | RTLD_LOCAL);
+  REQUIRE(fortran);
+  REQUIRE(mpich);
+  // Return addresses inside MPICH's Fortran layer (a wrapper called by mpi_send_) and inside the
+  // rest of MPI (one called by ROMIO, say).
+  const auto in_fortran = reinterpret_cast<std::uintptr_t>(dlsym(fortran, "mpi_send_")) + 16;
+  const auto in_mpich = reinterpret_cast<std::uintptr_t>(dlsym(mpich, "PMPI_Send")) + 16;
+  REQUIRE(in_fortran > 16);
+  REQUIRE(in_mpich > 16);
+  Dl_info self{};
+  REQUIRE(dladdr(reinterpret_cast<void*>(&site_a), &self));
+  const auto base = reinterpret_cast<std::uintptr_t>(self.dli_fbase);
+  const auto app = reinterpret_cast<std::uintptr_t>(&site_a) + 5;  // "the application's return address"
+
+  mstep_fortran_caller = reinterpret_cast<void*>(app);
+  const auto id = r.lookup(reinterpret_cast<void*>(in_fortran));
+  CHECK(mstep_fortran_caller == nullptr);  // taken
+  auto defs = r.take_new();
+  REQUIRE(defs.size() == 1);
+  CHECK(defs[0].id == id);
+  REQUIRE(defs[0].frames.size() == 1);
+  CHECK(defs[0].frames[0].module.find("mstep_unit_tests") != std::string::npos);
+  CHECK(defs[0].frames[0].offset == app - base);
+  // The same Fortran site again: the same id, from the cache.
+  mstep_fortran_caller = reinterpret_cast<void*>(app);
+  CHECK(r.lookup(reinterpret_cast<void*>(in_fortran)) == id);
+  CHECK(r.take_new().empty());
+
+  // From the rest of MPI the note is not taken (it may be one no wrapper took): the stack is
+  // unwound to this test's frames instead.
+  mstep_fortran_caller = reinterpret_cast<void*>(app);
+  const auto unwound = r.lookup(reinterpret_cast<void*>(in_mpich));
+  CHECK(mstep_fortran_caller == reinterpret_cast<void*>(app));
+  mstep_fortran_caller = nullptr;
+  CHECK(unwound != id);
+  defs = r.take_new();
+  REQUIRE(defs.size() == 1);
+  CHECK(defs[0].frames[0].module.find("mstep_unit_tests") != std::string::npos);
+  CHECK(defs[0].frames[0].module.find("libmpich") == std::string::npos);
+  dlclose(mpich);
+  dlclose(fortran);
 }
