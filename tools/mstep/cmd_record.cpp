@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "format/trace_format.hpp"
+#include "interpose/config.hpp"
 #include "model/trace/trace_dir.hpp"
 #include "tools/mstep/commands.hpp"
 #include "tools/mstep/launcher.hpp"
@@ -195,10 +196,20 @@ int run(const RecordOptions& o) {
   std::error_code ec;
   fs::remove(fs::path(o.dir) / (std::string(kMetaFileName) + ".tmp"), ec);
   if (!fs::exists(fs::path(o.dir) / kMetaFileName, ec)) {
-    std::fprintf(stderr,
-                 "mstep: no trace was written to %s (did the program call MPI_Init, and is it "
-                 "linked with MPICH?)\n",
-                 o.dir.c_str());
+    // libmstep read the same settings (this process's environment, the options above included):
+    // one it turned recording off for is the reason, not the program.
+    const Config settings = read_config();
+    if (!settings.enabled)
+      std::fprintf(stderr, "mstep: no trace was written to %s: MSTEP_ENABLE=%s turns recording off\n", o.dir.c_str(),
+                   std::getenv("MSTEP_ENABLE"));
+    else if (!settings.error.empty())
+      std::fprintf(stderr, "mstep: no trace was written to %s: %s, so libmstep did not record\n", o.dir.c_str(),
+                   settings.error.c_str());
+    else
+      std::fprintf(stderr,
+                   "mstep: no trace was written to %s (did the program call MPI_Init, and is it "
+                   "linked with MPICH?)\n",
+                   o.dir.c_str());
     return failed;
   }
   // Frames left uncompressed by ranks that ended without MPI_Finalize (MSTEP_COMPRESS=later: the
