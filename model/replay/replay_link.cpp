@@ -176,10 +176,17 @@ struct Linker::Impl {
     return id;
   }
 
+  // The channel of rank r's send record e, and of its receive record e.
+  ChannelKey send_channel(std::uint32_t r, const Event& e) const {
+    return ChannelKey{run.gcomm(r, e.comm), static_cast<std::int32_t>(r), e.peer, e.tag};
+  }
+  ChannelKey recv_channel(std::uint32_t r, const Event& e) const {
+    return ChannelKey{run.gcomm(r, e.comm), e.peer, static_cast<std::int32_t>(r), e.tag};
+  }
+
   void link_send(std::uint32_t r, RankWindow& w, std::uint32_t i, const Event& e) {
-    const ChannelKey key{run.gcomm(r, e.comm), static_cast<std::int32_t>(r), e.peer, e.tag};
     // Add this side's references before take() drops the channel's.
-    std::uint32_t id = take(key, true);
+    std::uint32_t id = take(send_channel(r, e), true);
     LiveMsg& m = self.msgs_[id];
     m.refs += 1;
     m.src = static_cast<std::int32_t>(r);
@@ -301,11 +308,8 @@ void Linker::link(std::uint32_t r, RankWindow& w, std::uint32_t from) {
   const auto prefetch = [&](std::uint32_t j) {
     const Event& e = w.ev[j - w.base];
     if (e.peer < 0 || e.peer >= world || is_collective_call(e)) return;
-    const auto me = static_cast<std::int32_t>(r);
-    if (is_p2p_send(e))
-      im.channels.prefetch(ChannelKey{im.run.gcomm(r, e.comm), me, e.peer, e.tag});
-    else if (is_p2p_recv(e))
-      im.channels.prefetch(ChannelKey{im.run.gcomm(r, e.comm), e.peer, me, e.tag});
+    if (is_p2p_send(e)) im.channels.prefetch(im.send_channel(r, e));
+    else if (is_p2p_recv(e)) im.channels.prefetch(im.recv_channel(r, e));
   };
   if (ahead)
     for (std::uint32_t j = from; j < std::min(w.end(), from + kAhead); ++j) prefetch(j);
@@ -352,8 +356,7 @@ void Linker::link(std::uint32_t r, RankWindow& w, std::uint32_t from) {
         rl.irecv.erase(e.request);
       }
     // The completed receive; posted by this record unless an Irecv before it posted it.
-    Deferred got{i, i, !im.present(e.peer), ChannelKey{im.run.gcomm(r, e.comm), e.peer, static_cast<std::int32_t>(r), e.tag},
-                 e.recv_bytes};
+    Deferred got{i, i, !im.present(e.peer), im.recv_channel(r, e), e.recv_bytes};
     if (d) {
       got.post = d->post;
       *d = got;
